@@ -1,0 +1,169 @@
+"""Checkpoint folders: config.json, safetensors shards (≤ 15 MiB each) with an index,
+tokenizer.json and a model card README.md. Nothing pickled is ever read.
+
+A tensor larger than a shard (the 8k × 512 embedding is 16 MiB) is stored as row blocks
+named `<name>.__part<i>` and joined again on load.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from huggingface_hub import save_torch_state_dict
+from safetensors import SafetensorError
+from safetensors.torch import load_file
+from tokenizers import Tokenizer
+
+from .config import ModelConfig
+
+MAX_SHARD_BYTES = 14 * 2**20  # tensor bytes; headers stay well inside the 15 MiB limit
+PRETRAINED = Path(__file__).resolve().parent.parent / "pretrained"
+INDEX = "model.safetensors.index.json"
+SINGLE = "model.safetensors"
+PART = ".__part"
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint folder that cannot be loaded; the message names the file and the problem."""
+
+
+def resolve(path_or_name) -> Path:
+    path = Path(path_or_name)
+    if path.is_dir():
+        return path
+    if (PRETRAINED / str(path_or_name)).is_dir():
+        return PRETRAINED / str(path_or_name)
+    raise CheckpointError(f"no model folder {str(path_or_name)!r}: not a directory, and not one of the "
+                          f"shipped models {available()}")
+
+
+def available() -> list[str]:
+    return sorted(p.name for p in PRETRAINED.glob("*") if (p / "config.json").is_file())
+
+
+# ---- saving ---------------------------------------------------------------------------
+def _split_large(state: dict, limit: int) -> dict:
+    out = {}
+    for name, t in state.items():
+        t = t.detach().contiguous()
+        if t.numel() * t.element_size() <= limit // 2:
+            out[name] = t
+            continue
+        rows = max(1, (limit // 2) // (t[0].numel() * t.element_size()))
+        for i, block in enumerate(t.split(rows)):
+            out[f"{name}{PART}{i}"] = block.clone()
+    return out
+
+
+def save(model, path, card: str | None = None) -> Path:
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    for old in list(path.glob("model*.safetensors")) + [path / INDEX]:
+        old.unlink(missing_ok=True)  # a smaller model must not leave stale shards behind
+    state = _split_large(model.state_dict(), MAX_SHARD_BYTES)
+    save_torch_state_dict(state, path, max_shard_size=MAX_SHARD_BYTES)
+    (path / "config.json").write_text(json.dumps(model.config.to_dict(), indent=2) + "\n")
+    if model.tokenizer is not None:
+        model.tokenizer.save(str(path / "tokenizer.json"))
+    (path / "README.md").write_text(card if card is not None else default_card(model))
+    return path
+
+
+def default_card(model) -> str:
+    c = model.config
+    rows = "\n".join(f"| `{k}` | `{v}` |" for k, v in c.to_dict().items())
+    return (f"# {c.name or 'macaron model'}\n\nScheme `{c.scheme}`, {c.n_layers} layers × {c.d_model}, "
+            f"{model.num_parameters():,} parameters. Untrained unless stated below.\n\n"
+            f"| field | value |\n|---|---|\n{rows}\n")
+
+
+# ---- loading --------------------------------------------------------------------------
+def _read_json(file: Path) -> dict:
+    if not file.is_file():
+        raise CheckpointError(f"{file}: file is missing")
+    try:
+        return json.loads(file.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CheckpointError(f"{file}: not valid JSON ({e})") from None
+
+
+def read_config(folder: Path) -> ModelConfig:
+    file = folder / "config.json"
+    try:
+        return ModelConfig.from_dict(_read_json(file))
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"{file}: {e}") from None
+
+
+def read_tokenizer(folder: Path, vocab_size: int) -> Tokenizer | None:
+    file = folder / "tokenizer.json"
+    if not file.exists():
+        return None
+    try:
+        tok = Tokenizer.from_file(str(file))
+    except Exception as e:  # tokenizers raises a bare Exception on malformed files
+        raise CheckpointError(f"{file}: not a readable tokenizer ({e})") from None
+    tok.no_padding()  # exported BERT tokenizers often pad to a fixed length: particles must be real tokens
+    tok.no_truncation()  # the model truncates itself, and says so
+    if tok.get_vocab_size() > vocab_size:
+        raise CheckpointError(f"{file}: vocabulary of {tok.get_vocab_size()} tokens does not match the "
+                              f"model's {vocab_size} embeddings (config.json)")
+    return tok
+
+
+def read_weights(folder: Path) -> dict[str, torch.Tensor]:
+    """All tensors of the folder, shards merged and split tensors joined."""
+    if (folder / INDEX).exists():
+        index = _read_json(folder / INDEX)
+        files = sorted(set(index.get("weight_map", {}).values()))
+        if not files:
+            raise CheckpointError(f"{folder / INDEX}: lists no weight files")
+    elif (folder / SINGLE).exists():
+        files = [SINGLE]
+    else:
+        raise CheckpointError(f"{folder}: no weights ({SINGLE} or {INDEX}) in the folder")
+    state: dict[str, torch.Tensor] = {}
+    for name in files:
+        file = folder / name
+        if not file.is_file():
+            raise CheckpointError(f"{file}: weight shard is missing (named in {INDEX})")
+        try:
+            state.update(load_file(file))
+        except (SafetensorError, OSError, ValueError) as e:
+            raise CheckpointError(f"{file}: damaged or truncated safetensors file ({e})") from None
+    return _join_parts(state)
+
+
+def _join_parts(state: dict) -> dict:
+    parts: dict[str, list] = {}
+    for key in [k for k in state if PART in k]:
+        name, i = key.rsplit(PART, 1)
+        parts.setdefault(name, []).append((int(i), state.pop(key)))
+    for name, blocks in parts.items():
+        state[name] = torch.cat([b for _, b in sorted(blocks, key=lambda ib: ib[0])])
+    return state
+
+
+def load(path_or_name, device: str | torch.device | None = None):
+    """A model folder (or the name of a shipped model) to an Encoder in eval mode."""
+    from .model import Encoder
+
+    folder = resolve(path_or_name)
+    config = read_config(folder)
+    if not config.name:
+        config.name = folder.name
+    model = Encoder(config, read_tokenizer(folder, config.vocab_size))
+    state = read_weights(folder)
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(state))
+    unexpected = sorted(set(state) - set(expected))
+    wrong = [f"{k}: file {tuple(state[k].shape)} vs model {tuple(expected[k].shape)}"
+             for k in expected if k in state and state[k].shape != expected[k].shape]
+    if missing or unexpected or wrong:
+        raise CheckpointError(f"{folder}: weights do not match config.json: "
+                              + "; ".join(filter(None, [missing and f"missing {missing[:5]}",
+                                                        unexpected and f"unexpected {unexpected[:5]}",
+                                                        wrong and f"wrong shapes {wrong[:3]}"])))
+    model.load_state_dict(state)
+    return model.to(device or ("cuda" if torch.cuda.is_available() else "cpu")).eval()

@@ -1,0 +1,82 @@
+"""ModelConfig: every architecture field of an encoder, and the named sizes."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from .schemes import SCHEMES, get_scheme, n_convection
+
+ATTENTIONS = ("dot", "dense", "random", "random-fixed", "factorized-dense", "factorized-random",
+              "random+dot", "dense+dot", "random+dense")
+POSITIONS = ("learned", "sinusoidal", "none", "floater")
+NORMS = ("pre", "post")
+ACTIVATIONS = ("gelu", "relu", "gelu_tanh")
+
+SIZES = {  # (n_layers, d_model, n_heads, ffn_total)
+    "mini": (6, 256, 4, 1024),
+    "small": (6, 512, 8, 2048),   # the paper's "small"
+    "base": (12, 768, 12, 3072),  # BERT-base
+}
+
+
+@dataclass
+class ModelConfig:
+    scheme: str = "transformer"   # transformer (Lie–Trotter) | macaron (Strang–Marchuk) | att-ffn-att
+    norm: str = "pre"             # pre: x + h·op(LN(x)); post: LN(x + h·op(x)) as in BERT
+    d_model: int = 256
+    n_layers: int = 6
+    n_heads: int = 4
+    ffn_total: int = 1024         # FFN width budget of a layer, split over its convection sub-steps
+    activation: str = "gelu"
+    dropout: float = 0.1
+    vocab_size: int = 8192
+    max_len: int = 512
+    attention: str = "dot"
+    position: str = "learned"
+    layer_norm_eps: float = 1e-5
+    pad_id: int = 0
+    factor_rank: int = 8          # factorized-random: rank k of R = R1 R2ᵀ
+    floater_hidden: int = 128     # FLOATER: width of the dynamics network h(p, t; θ)
+    floater_delta: float = 0.1    # FLOATER: time between consecutive positions, t_i = i·Δ
+    mlm_head: bool = True         # BERT's masked-LM head, decoder tied to the token embedding
+    name: str = ""
+
+    def __post_init__(self):
+        get_scheme(self.scheme)
+        for field, allowed in (("attention", ATTENTIONS), ("position", POSITIONS), ("norm", NORMS),
+                               ("activation", ACTIVATIONS)):
+            if getattr(self, field) not in allowed:
+                raise ValueError(f"unknown {field} {getattr(self, field)!r}; choose one of {list(allowed)}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
+        if self.ffn_total % n_convection(self.substeps):
+            raise ValueError(f"ffn_total={self.ffn_total} does not split evenly over "
+                             f"{n_convection(self.substeps)} convection sub-steps")
+
+    @property
+    def substeps(self):
+        return SCHEMES[self.scheme]
+
+    @property
+    def ffn_inner(self) -> int:
+        """Inner width of each convection sub-step: 4d for a Transformer, 2d + 2d for Macaron."""
+        return self.ffn_total // n_convection(self.substeps)
+
+    @classmethod
+    def named(cls, size: str, **overrides) -> "ModelConfig":
+        try:
+            n_layers, d, heads, ffn = SIZES[size]
+        except KeyError:
+            raise ValueError(f"unknown size {size!r}; choose one of {sorted(SIZES)}") from None
+        return cls(n_layers=n_layers, d_model=d, n_heads=heads, ffn_total=ffn, **overrides)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ModelConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown config fields {sorted(unknown)}")
+        return cls(**d)

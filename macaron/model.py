@@ -1,0 +1,256 @@
+"""Encoders whose layers are splitting-scheme steps, and that can record every sub-step.
+
+Shapes: B sentences, T tokens, d = d_model, H heads, V vocabulary.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from .config import ModelConfig
+from .operators import ACTIVATION, Convection, Diffusion
+from .positions import Floater, sinusoids
+from .schemes import CONVECTION, DIFFUSION, substep_label, substep_times
+from .trajectory import Step, Trajectory
+
+FLOATER_MAX_TOKENS = 4096  # FLOATER extends past max_len; this bound keeps a trace within memory
+
+
+class InputError(ValueError):
+    """Text the model cannot run on; the message is written for the person who typed it."""
+
+
+class Layer(nn.Module):
+    """One time step of the ODE: walk the scheme, one operator per sub-step.
+
+    pre-LN:  x ← x + h·op(LN(x))      (the displacement is exactly h times the operator)
+    post-LN: x ← LN(x + h·op(x))      (BERT; the norm projects the particle back after the move)
+    """
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.scheme, self.post_norm = cfg.substeps, cfg.norm == "post"
+        self.ops = nn.ModuleList(
+            Diffusion(cfg) if s.kind == DIFFUSION else Convection(cfg.d_model, cfg.ffn_inner, cfg.activation)
+            for s in self.scheme)
+        self.norms = nn.ModuleList(nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) for _ in self.scheme)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def velocity(self, k: int, x, keep=None, position=None, need_weights=False):
+        """The operator of sub-step k evaluated at state x: (v [B, T, d], mixing or None)."""
+        inp = x if self.post_norm else self.norms[k](x)
+        if self.scheme[k].kind == DIFFUSION:
+            return self.ops[k](inp, keep, position, need_weights)
+        return self.ops[k](inp), None
+
+    def substep(self, k: int, x, keep=None, position=None, need_weights=False):
+        v, weights = self.velocity(k, x, keep, position, need_weights)
+        x = x + self.scheme[k].fraction * self.drop(v)
+        return (self.norms[k](x) if self.post_norm else x), weights
+
+    def forward(self, x, keep=None, position=None, record=None):
+        for k in range(len(self.scheme)):
+            x, weights = self.substep(k, x, keep, position, need_weights=record is not None)
+            if record is not None:
+                record.append((x, weights))
+        return x
+
+
+class Encoder(nn.Module):
+    def __init__(self, cfg: ModelConfig, tokenizer=None):
+        super().__init__()
+        self.config, self.tokenizer = cfg, tokenizer
+        d = cfg.d_model
+        self.token_embedding = nn.Embedding(cfg.vocab_size, d)
+        if cfg.position == "learned":
+            self.position_embedding = nn.Embedding(cfg.max_len, d)
+        elif cfg.position == "floater":
+            self.floater = Floater(cfg)
+        self.embed_norm = nn.LayerNorm(d, eps=cfg.layer_norm_eps) if cfg.norm == "post" else nn.Identity()
+        self.embed_drop = nn.Dropout(cfg.dropout)
+        self.layers = nn.ModuleList(Layer(cfg) for _ in range(cfg.n_layers))
+        self.final_norm = nn.LayerNorm(d, eps=cfg.layer_norm_eps) if cfg.norm == "pre" else nn.Identity()
+        if cfg.mlm_head:  # BERT's head; the decoder is tied to the token embedding
+            self.mlm_transform = nn.Sequential(nn.Linear(d, d), ACTIVATION[cfg.activation](),
+                                               nn.LayerNorm(d, eps=cfg.layer_norm_eps))
+            self.mlm_bias = nn.Parameter(torch.zeros(cfg.vocab_size))
+        self.apply(_init_weights)
+
+    # ---- the computation -------------------------------------------------------------
+    @property
+    def device(self) -> torch.device:
+        return self.token_embedding.weight.device
+
+    @property
+    def has_mlm_head(self) -> bool:
+        return hasattr(self, "mlm_transform")
+
+    def embed(self, ids):  # [B, T] -> [B, T, d]
+        x = self.token_embedding(ids)
+        T = ids.shape[1]
+        if self.config.position == "learned":
+            x = x + self.position_embedding.weight[:T]
+        elif self.config.position == "sinusoidal":
+            x = x + sinusoids(T, self.config.d_model, x.device)
+        return self.embed_drop(self.embed_norm(x))
+
+    def block_positions(self, T: int):
+        """FLOATER's per-block position encodings [n_layers, T, d], else None for every block."""
+        if self.config.position == "floater":
+            return self.floater(T)
+        return [None] * len(self.layers)
+
+    def forward(self, ids, keep=None, record=None):
+        """ids [B, T] -> hidden states [B, T, d] after the final norm. `record`, a list, receives
+        (state, mixing) for the embedding and after every sub-step."""
+        x = self.embed(ids)
+        if record is not None:
+            record.append((x, None))
+        for layer, position in zip(self.layers, self.block_positions(ids.shape[1])):
+            x = layer(x, keep, position, record)
+        return self.final_norm(x)
+
+    def head(self, hidden):  # [..., d] -> [..., V]
+        if not self.has_mlm_head:
+            raise RuntimeError("this model has no masked-language-model head (its checkpoint did not ship one)")
+        return self.mlm_transform(hidden) @ self.token_embedding.weight.T + self.mlm_bias
+
+    # ---- public, per sentence --------------------------------------------------------
+    def encode(self, token_ids) -> torch.Tensor:
+        """Final hidden states [T, d] of one sentence (or [B, T, d] for a padded batch)."""
+        ids, keep, single = self._as_batch(token_ids)
+        out = self(ids, keep)
+        return out[0] if single else out
+
+    def mlm_logits(self, token_ids) -> torch.Tensor:
+        """[T, V] masked-language-model logits for one sentence ([B, T, V] for a batch)."""
+        return self.head(self.encode(token_ids))
+
+    def lens_logits(self, states) -> torch.Tensor:
+        """Logit lens: the MLM head applied to any recorded states [..., T, d] -> [..., T, V]."""
+        x = torch.as_tensor(np.asarray(states), device=self.device)
+        with torch.no_grad():
+            return self.head(self.final_norm(x))
+
+    def logit_lens(self, trajectory: Trajectory, position: int, k: int = 5) -> list[list[tuple[str, float]]]:
+        """Top-k guesses (token, probability) for one position at every recorded state."""
+        probs = torch.softmax(self.lens_logits(trajectory.states[:, position]), dim=-1)
+        top = probs.topk(k, dim=-1)
+        vocab = self.tokenizer.id_to_token if self.tokenizer else str
+        return [[(vocab(int(i)), float(p)) for p, i in zip(ps, ids)] for ps, ids in zip(top.values, top.indices)]
+
+    def max_tokens(self) -> int:
+        extends = self.config.position == "floater" and self.config.attention == "dot"
+        return FLOATER_MAX_TOKENS if extends else self.config.max_len
+
+    def tokenize(self, text: str) -> tuple[list[int], list[str], int]:
+        """(ids, display tokens, number of tokens dropped by truncation)."""
+        if self.tokenizer is None:
+            raise InputError("this model has no tokenizer: pass token ids instead of text")
+        if not isinstance(text, str) or not text.strip():
+            raise InputError("The text is empty: type a sentence.")
+        enc = self.tokenizer.encode(text)
+        ids, tokens = list(enc.ids), list(enc.tokens)
+        unk = self.tokenizer.token_to_id("[UNK]")
+        for i, (tid, (a, b)) in enumerate(zip(ids, enc.offsets)):
+            if tid == unk and b > a:  # show what the model could not read, not just [UNK]
+                tokens[i] = f"[UNK:{text[a:b]}]"
+        if len(ids) <= 2 and ids and ids[0] == self.tokenizer.token_to_id("[CLS]"):
+            raise InputError("The text has no readable tokens: type a sentence with words in it.")
+        limit = self.max_tokens()
+        dropped = max(0, len(ids) - limit)
+        if dropped:  # keep [SEP] at the end, as in training
+            ids, tokens = ids[: limit - 1] + ids[-1:], tokens[: limit - 1] + tokens[-1:]
+        return ids, tokens, dropped
+
+    @torch.no_grad()
+    def trace(self, text_or_ids) -> Trajectory | list[Trajectory]:
+        """Run sentence(s) and record the state after every sub-step.
+
+        A string or a list of token ids gives one Trajectory; a list of strings (or of id
+        lists) gives one Trajectory each, computed as one padded batch.
+        """
+        single = isinstance(text_or_ids, str) or _is_id_list(text_or_ids)
+        items = [text_or_ids] if single else list(text_or_ids)
+        if not items:
+            raise InputError("nothing to trace: give a sentence")
+        rows = [self.tokenize(x) if isinstance(x, str) else self._ids_row(x) for x in items]
+        ids, keep, _ = self._as_batch([r[0] for r in rows])
+        record: list = []
+        final = self(ids, keep, record)
+        trajectories = [self._trajectory(b, rows[b], ids, record, final) for b in range(len(rows))]
+        return trajectories[0] if single else trajectories
+
+    def _trajectory(self, b, row, ids, record, final) -> Trajectory:
+        token_ids, tokens, dropped = row
+        T = len(token_ids)
+        states = torch.stack([x[b, :T] for x, _ in record]).float().cpu().numpy()
+        mixing = [None if w is None else w[b, :, :T, :T].float().cpu().numpy() for _, w in record[1:]]
+        scheme, times = self.config.substeps, substep_times(self.config.substeps)
+        steps = [Step(layer=l, kind=s.kind, fraction=s.fraction, time=l + t, label=substep_label(l, s))
+                 for l in range(self.config.n_layers) for s, t in zip(scheme, times)]
+        c = self.config
+        meta = dict(model=c.name, scheme=c.scheme, norm=c.norm, attention=c.attention, position=c.position,
+                    d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads, device=str(self.device),
+                    truncated=dropped)
+        return Trajectory(tokens=tokens, token_ids=list(token_ids), states=states, steps=steps, mixing=mixing,
+                          final=final[b, :T].float().cpu().numpy(), meta=meta)
+
+    # ---- helpers ---------------------------------------------------------------------
+    def _ids_row(self, ids) -> tuple[list[int], list[str], int]:
+        ids = [int(i) for i in (ids.tolist() if torch.is_tensor(ids) else ids)]
+        if not ids:
+            raise InputError("no token ids given")
+        bad = [i for i in ids if not 0 <= i < self.config.vocab_size]
+        if bad:
+            raise InputError(f"token ids {bad[:5]} are outside the vocabulary (size {self.config.vocab_size})")
+        if len(ids) > self.max_tokens():
+            raise InputError(f"{len(ids)} tokens exceed this model's limit of {self.max_tokens()}")
+        vocab = self.tokenizer.id_to_token if self.tokenizer else str
+        return ids, [vocab(i) for i in ids], 0
+
+    def _as_batch(self, token_ids):
+        """One id list/1-D tensor, or a batch of them, to padded ids [B, T] and keep mask [B, T]."""
+        if torch.is_tensor(token_ids) and token_ids.dim() == 2:
+            ids = token_ids.to(self.device)
+            return ids, ids != self.config.pad_id, False
+        single = _is_id_list(token_ids)
+        rows = [self._ids_row(token_ids)[0]] if single else [self._ids_row(r)[0] for r in token_ids]
+        T = max(map(len, rows))
+        ids = torch.full((len(rows), T), self.config.pad_id, dtype=torch.long)
+        keep = torch.zeros((len(rows), T), dtype=torch.bool)
+        for b, r in enumerate(rows):
+            ids[b, : len(r)] = torch.tensor(r)
+            keep[b, : len(r)] = True
+        keep = None if bool(keep.all()) else keep.to(self.device)  # no mask lets SDPA take its fastest kernel
+        return ids.to(self.device), keep, single
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def save(self, path, card: str | None = None) -> Path:
+        from .checkpoint import save
+        return save(self, path, card)
+
+
+def _is_id_list(x) -> bool:
+    if torch.is_tensor(x) or isinstance(x, np.ndarray):
+        return x.ndim == 1
+    return isinstance(x, Sequence) and not isinstance(x, str) and len(x) > 0 and \
+        all(isinstance(i, (int, np.integer)) for i in x)
+
+
+def _init_weights(m: nn.Module):
+    if isinstance(m, (nn.Linear, nn.Embedding)):
+        nn.init.normal_(m.weight, std=0.02)
+        if getattr(m, "bias", None) is not None:
+            nn.init.zeros_(m.bias)
+
+
+def build(config: ModelConfig, tokenizer=None) -> Encoder:
+    """A fresh model in eval mode (call .train() to train it)."""
+    return Encoder(config, tokenizer).eval()

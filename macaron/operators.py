@@ -1,0 +1,122 @@
+"""The two operators of a layer: diffusion (mixing between particles) and convection (FFN).
+
+Diffusion is a mixing matrix times the values: y_i = Σ_j A_ij V x_j, row-stochastic A.
+`dot` builds A from query–key products (Vaswani et al.); the Synthesizer family (Tay et al.,
+seed 002) synthesizes the logits of A without token–token dot products:
+  dense              logits_i = W₂ σ(W₁ x_i)                  (each token predicts its row)
+  random             logits   = R, a learned [T, T] matrix     (random-fixed: R is frozen)
+  factorized-dense   logits_i = tile(A x_i) ⊙ tile(B x_i)      (a·b = max_len)
+  factorized-random  logits   = R₁ R₂ᵀ, rank k
+  x+y                softmax-normalised learned weights α: logits = α₁ S_x + α₂ S_y
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .config import ModelConfig
+
+ACTIVATION = {"gelu": nn.GELU, "relu": nn.ReLU, "gelu_tanh": lambda: nn.GELU(approximate="tanh")}
+
+
+class Convection(nn.Module):
+    """G(x): the same two-layer MLP applied to every particle on its own."""
+
+    def __init__(self, d: int, inner: int, activation: str):
+        super().__init__()
+        self.fc1 = nn.Linear(d, inner)
+        self.act = ACTIVATION[activation]()
+        self.fc2 = nn.Linear(inner, d)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [B, T, d] -> [B, T, d]
+        return self.fc2(self.act(self.fc1(x)))
+
+
+def _divisor_near_sqrt(n: int) -> int:
+    return max(a for a in range(1, int(math.isqrt(n)) + 1) if n % a == 0)
+
+
+class Diffusion(nn.Module):
+    """F(x): particles move towards a weighted mean of the others' values."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        d, h, L = cfg.d_model, cfg.n_heads, cfg.max_len
+        self.n_heads, self.d_head, self.max_len = h, d // h, L
+        self.parts = cfg.attention.split("+")
+        self.dropout = cfg.dropout
+        if "dot" in self.parts:
+            self.qkv = nn.Linear(d, 3 * d)
+        else:
+            self.value = nn.Linear(d, d)
+        if "dense" in self.parts:
+            self.dense_in = nn.Linear(d, d)
+            self.dense_out = nn.Linear(d, h * L)
+        if "random" in self.parts or cfg.attention == "random-fixed":
+            self.random = nn.Parameter(torch.randn(h, L, L) * 0.02, requires_grad=cfg.attention != "random-fixed")
+        if cfg.attention == "factorized-dense":
+            self.fa = _divisor_near_sqrt(L)
+            self.fb = L // self.fa
+            self.factor_a = nn.Linear(d, h * self.fa)
+            self.factor_b = nn.Linear(d, h * self.fb)
+        if cfg.attention == "factorized-random":
+            self.r1 = nn.Parameter(torch.randn(h, L, cfg.factor_rank) * 0.02)
+            self.r2 = nn.Parameter(torch.randn(h, L, cfg.factor_rank) * 0.02)
+        if len(self.parts) > 1:
+            self.mix_logits = nn.Parameter(torch.zeros(len(self.parts)))
+        self.out = nn.Linear(d, d)
+
+    def _heads(self, x):  # [B, T, d] -> [B, H, T, d_head]
+        B, T, _ = x.shape
+        return x.view(B, T, self.n_heads, self.d_head).transpose(1, 2)
+
+    def _logits(self, part: str, x, q, k):  # -> [B or 1, H, T, T]
+        T = x.shape[1]
+        if part == "dot":
+            return q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if part == "dense":
+            rows = self.dense_out(F.relu(self.dense_in(x)))  # [B, T, H*L]
+            return rows.view(*x.shape[:2], self.n_heads, self.max_len).transpose(1, 2)[..., :T]
+        if part in ("random", "random-fixed"):
+            return self.random[None, :, :T, :T]
+        if part == "factorized-dense":
+            a = self.factor_a(x).view(*x.shape[:2], self.n_heads, self.fa).transpose(1, 2)
+            b = self.factor_b(x).view(*x.shape[:2], self.n_heads, self.fb).transpose(1, 2)
+            return (a.repeat(1, 1, 1, self.fb) * b.repeat_interleave(self.fa, dim=-1))[..., :T]
+        if part == "factorized-random":
+            return (self.r1[:, :T] @ self.r2[:, :T].transpose(-2, -1))[None]
+        raise ValueError(part)
+
+    def forward(self, x, keep=None, position=None, need_weights: bool = False):
+        """x [B, T, d]; keep [B, T] bool (False = padding); position [T, d] added to the input
+        (FLOATER). Returns (y [B, T, d], mixing [B, H, T, T] or None)."""
+        B, T, d = x.shape
+        if position is not None:
+            x = x + position
+        if T > self.max_len and self.parts != ["dot"]:
+            raise ValueError(f"{T} tokens exceed this synthesizer's max_len={self.max_len}")
+        q = k = None
+        if "dot" in self.parts:
+            q, k, v = (self._heads(t) for t in self.qkv(x).split(d, dim=-1))
+        else:
+            v = self._heads(self.value(x))
+        mask = None if keep is None else keep[:, None, None, :]  # broadcast over heads and queries
+        p = self.dropout if self.training else 0.0
+        if self.parts == ["dot"] and not need_weights:  # the fast path: fused SDPA kernel
+            y, weights = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p), None
+        else:
+            parts = [self._logits(part, x, q, k) for part in self.parts]
+            if len(parts) == 1:
+                logits = parts[0]
+            else:
+                alpha = torch.softmax(self.mix_logits, dim=0)
+                logits = sum(a * s for a, s in zip(alpha, parts))
+            if mask is not None:
+                logits = logits.masked_fill(~mask, float("-inf"))
+            weights = torch.softmax(logits, dim=-1).expand(B, -1, -1, -1)
+            y = F.dropout(weights, p, self.training) @ v
+        y = y.transpose(1, 2).reshape(B, T, d)
+        return self.out(y), weights

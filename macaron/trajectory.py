@@ -1,0 +1,95 @@
+"""Trajectory: a sentence's path through a model, one state per sub-step.
+
+Everything downstream (plots, metrics, exports, comparisons) reads this object and never
+reaches into a model.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Step:
+    """One sub-step of one layer."""
+
+    layer: int       # 0-based layer index
+    kind: str        # "diffusion" | "convection"
+    fraction: float  # h: share of the layer's step this sub-step runs for
+    time: float      # depth reached after this sub-step, in layers (boundaries on integers)
+    label: str       # e.g. "layer 3 · ½ convection (FFN)"
+
+
+@dataclass
+class Trajectory:
+    tokens: list[str]                   # display strings, one per particle
+    token_ids: list[int]
+    states: np.ndarray                  # float32 [n_steps + 1, n_tokens, d]; states[0] = embedding
+    steps: list[Step]                   # one per sub-step
+    mixing: list[np.ndarray | None]     # per sub-step: [heads, T, T] for diffusion, None for convection
+    final: np.ndarray                   # [n_tokens, d]: the model's output (after any final norm)
+    meta: dict = field(default_factory=dict)  # model name, scheme, norm, attention, position, device, ...
+
+    @property
+    def displacements(self) -> np.ndarray:
+        """[n_steps, n_tokens, d]: how far each particle moves in each sub-step (velocity × h)."""
+        return np.diff(self.states, axis=0)
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.steps)
+
+    @property
+    def times(self) -> np.ndarray:
+        """Depth of every state in layers: 0 for the embedding, then each sub-step's time."""
+        return np.array([0.0] + [s.time for s in self.steps])
+
+    @property
+    def labels(self) -> list[str]:
+        return ["embedding"] + [s.label for s in self.steps]
+
+    def layer_boundaries(self) -> list[int]:
+        """Indices into `states` of the embedding and the end of every layer."""
+        return [0] + [k + 1 for k, s in enumerate(self.steps) if float(s.time).is_integer()]
+
+    def to_dict(self) -> dict:
+        return {
+            "tokens": self.tokens,
+            "token_ids": self.token_ids,
+            "steps": [s.__dict__ for s in self.steps],
+            "states": self.states.tolist(),
+            "final": self.final.tolist(),
+            "mixing": [None if m is None else m.tolist() for m in self.mixing],
+            "meta": self.meta,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Trajectory":
+        return cls(
+            tokens=list(d["tokens"]),
+            token_ids=list(d["token_ids"]),
+            states=np.asarray(d["states"], dtype=np.float32),
+            steps=[Step(**s) for s in d["steps"]],
+            mixing=[None if m is None else np.asarray(m, dtype=np.float32) for m in d["mixing"]],
+            final=np.asarray(d["final"], dtype=np.float32),
+            meta=dict(d.get("meta", {})),
+        )
+
+    def to_csv(self) -> str:
+        """Long format: one row per (state, token) with the full vector; spreadsheet friendly."""
+        out = io.StringIO()
+        w = csv.writer(out)
+        d = self.states.shape[-1]
+        w.writerow(["step", "label", "time", "kind", "token_index", "token", *[f"x{i}" for i in range(d)]])
+        kinds = [""] + [s.kind for s in self.steps]
+        for k, (label, t) in enumerate(zip(self.labels, self.times)):
+            for i, tok in enumerate(self.tokens):
+                w.writerow([k, label, f"{t:g}", kinds[k], i, tok, *np.round(self.states[k, i], 6).tolist()])
+        return out.getvalue()
