@@ -146,10 +146,15 @@ def _join_parts(state: dict) -> dict:
 
 
 def load(path_or_name, device: str | torch.device | None = None):
-    """A model folder (or the name of a shipped model) to an Encoder in eval mode."""
+    """A model folder (or the name of a shipped model) to an Encoder in eval mode.
+
+    A Hugging Face BERT folder (its config.json has a `model_type`) goes through from_hf_bert."""
+    from .hf import from_hf_bert
     from .model import Encoder
 
     folder = resolve(path_or_name)
+    if "model_type" in _read_json(folder / "config.json"):
+        return from_hf_bert(folder, device)
     config = read_config(folder)
     if not config.name:
         config.name = folder.name

