@@ -1,0 +1,1 @@
+"""Pre-training support: corpus builder (`corpus`) and tokenizer trainer (`tokenizer`)."""
