@@ -1,0 +1,331 @@
+"""Pre-training: masking, packing, the pre-tokenised cache, the training loop, resume, DDP, bad input.
+
+Everything runs on the tiny fixture corpus with a tokenizer trained here and a 2-layer × 32 model.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import macaron
+from macaron.train import data as D
+from macaron.train import pretrain
+from macaron.train.tokenizer import train_tokenizer
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / "tests" / "fixtures" / "tiny_corpus"
+TINY = ["--d-model", "32", "--layers", "2", "--heads", "2", "--ffn", "64", "--seq-len", "32", "--batch", "8",
+        "--eval-seqs", "16", "--eval-batch", "8", "--log-every", "1", "--threads", "1"]
+STATS = {"sources": {"lighthouse": "stories about lighthouses", "particles": "prose about particles"},
+         "per_source": {"lighthouse": {"train": {"words": 1200}, "valid": {"words": 100}},
+                        "particles": {"train": {"words": 900}, "valid": {"words": 50}}},
+         "words": {"train": 2100, "valid": 150, "total": 2250}}
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A private copy of the fixture corpus (the cache is written next to it) and a tiny tokenizer."""
+    root = tmp_path_factory.mktemp("tiny")
+    corpus = root / "corpus"
+    shutil.copytree(FIXTURE, corpus)
+    (corpus / "stats.json").write_text(json.dumps(STATS))
+    tok = train_tokenizer(sorted(str(f) for f in corpus.glob("train-*.txt")), vocab_size=400, min_frequency=1)
+    tok.save(str(root / "tokenizer.json"))
+    return {"root": root, "corpus": corpus, "tokenizer": root / "tokenizer.json"}
+
+
+def run(tiny, tmp, *extra, name="tiny"):
+    """pretrain.main on the tiny corpus; returns (exit code, run folder, model folder)."""
+    run_dir, out = tmp / f"run-{name}", tmp / f"out-{name}"
+    argv = ["--corpus", str(tiny["corpus"]), "--tokenizer", str(tiny["tokenizer"]), "--run-dir", str(run_dir),
+            "--out", str(out), "--name", name, *TINY, *extra]
+    return pretrain.main(argv), run_dir, out
+
+
+def rows(file: Path, kind: str) -> list[dict]:
+    return [r for r in map(json.loads, file.read_text().splitlines()) if r["type"] == kind]
+
+
+def specials_of(tiny) -> D.Specials:
+    return D.specials(D.load_tokenizer(tiny["tokenizer"]))
+
+
+# ---- masking ----------------------------------------------------------------------------
+def test_masking_statistics_and_specials(tiny):
+    sp = specials_of(tiny)
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(sp.first_ordinary, sp.vocab_size, (400, 64), generator=g)
+    ids[:, 0] = sp.cls
+    ids[:, 40] = sp.sep  # a [SEP] between documents
+    ids[:, -1] = sp.sep
+    ids[::3, 50:] = sp.pad
+    inputs, labels = D.mask_tokens(ids, sp, D.generator_for(0, 1))
+    special = (ids == sp.cls) | (ids == sp.sep) | (ids == sp.pad)
+    chosen = labels != D.IGNORE
+    assert not chosen[special].any(), "a special token was chosen for prediction"
+    assert torch.equal(inputs[special], ids[special]), "a special token was altered"
+    assert torch.equal(labels[chosen], ids[chosen])
+    rate = chosen.sum().item() / (~special).sum().item()
+    assert abs(rate - 0.15) < 0.01, rate
+    n = chosen.sum().item()
+    masked = (inputs[chosen] == sp.mask).sum().item() / n
+    kept = (inputs[chosen] == ids[chosen]).sum().item() / n
+    randomised = 1 - masked - kept
+    assert abs(masked - 0.8) < 0.02 and abs(kept - 0.1) < 0.02 and abs(randomised - 0.1) < 0.02, \
+        (masked, kept, randomised)
+    replaced = inputs[chosen & (inputs != ids) & (inputs != sp.mask)]
+    assert (replaced >= sp.first_ordinary).all(), "a random replacement was a special token"
+    assert not ((inputs != ids) & ~chosen).any(), "a position was altered without a target"
+    # the same key gives the same masks; another step re-draws them
+    again_inputs, again_labels = D.mask_tokens(ids, sp, D.generator_for(0, 1))
+    assert torch.equal(again_inputs, inputs) and torch.equal(again_labels, labels)
+    _, other = D.mask_tokens(ids, sp, D.generator_for(0, 2))
+    assert not torch.equal(other, labels)
+
+
+# ---- packing ----------------------------------------------------------------------------
+@pytest.mark.parametrize("cross", [True, False])
+def test_pack_ranges_respects_boundaries(cross):
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(1, 21, 300)
+    lengths[17] = 100  # longer than a whole sequence: must be cut
+    sent = np.concatenate([[0], np.cumsum(lengths)])
+    doc = sent[np.sort(rng.choice(300, 60, replace=False))]
+    doc[0] = 0
+    L = 32
+    ranges = D.pack_ranges(sent, doc, L, cross_documents=cross)
+    assert ranges[0, 0] == 0 and ranges[-1, 1] == sent[-1]
+    assert (ranges[1:, 0] == ranges[:-1, 1]).all(), "tokens lost or repeated"
+    boundaries = set(sent.tolist())
+    for a, b in ranges:
+        inner_docs = ((doc > a) & (doc < b)).sum()
+        assert (b - a) + 2 + inner_docs <= L
+        if not cross:
+            assert inner_docs == 0, "a sequence crosses a document boundary"
+        in_long = sent[17] <= a < sent[18] or sent[17] < b <= sent[18]
+        if not in_long:
+            assert a in boundaries and b in boundaries, f"cut inside a sentence: {a}, {b}"
+    # greedy packing: the next sentence did not fit
+    for (a, b), (c, d) in zip(ranges[:-1], ranges[1:]):
+        if b in boundaries and not (sent[17] <= b < sent[18]):
+            nxt = sent[np.searchsorted(sent, b) + 1]
+            new_doc = int(b in set(doc.tolist()))
+            inner = ((doc > a) & (doc < b)).sum()
+            if cross or not new_doc:
+                assert (b - a) + 2 + inner + (nxt - b) + new_doc > L, "packing left room for the next sentence"
+
+
+def test_packed_rows_on_the_fixture(tiny):
+    tok = D.load_tokenizer(tiny["tokenizer"])
+    sp = D.specials(tok)
+    split = D.pretokenize(tiny["corpus"], tok, "train")
+    packed = D.Packed(split, sp, 32)
+    text = (tiny["corpus"] / "train-00000.txt").read_text()
+    n_docs = len([d for d in text.split("\n\n") if d.strip()])
+    assert len(split.doc) == n_docs
+    assert split.ids.dtype == np.uint16 and split.n_tokens == len(split.ids)
+    seps = 0
+    for i in range(len(packed)):
+        row = packed.row(i)
+        assert row[0] == sp.cls and row[-1] == sp.sep and len(row) <= 32
+        assert len(row) == packed.lengths[i]
+        assert sp.pad not in row[1:-1] and sp.cls not in row[1:]
+        seps += int((row[1:-1] == sp.sep).sum())
+    inner = sum(int(((split.doc > a) & (split.doc < b)).sum()) for a, b in packed.ranges)
+    assert seps == inner > 0, "documents sharing a sequence are separated by one [SEP] each"
+    body = np.concatenate([r[1:-1][r[1:-1] != sp.sep] for r in map(packed.row, range(len(packed)))])
+    assert np.array_equal(body, np.asarray(split.ids, dtype=np.int64)), "packing lost or reordered tokens"
+    ids, keep = packed.batch([0, 1, 2])
+    assert ids.shape[0] == 3 and torch.equal(keep, ids != sp.pad)
+
+
+def test_pretokenised_cache_is_reused_and_keyed_by_tokenizer(tiny, tmp_path, monkeypatch):
+    corpus = tmp_path / "corpus"
+    shutil.copytree(FIXTURE, corpus)
+    tok = D.load_tokenizer(tiny["tokenizer"])
+    first = D.pretokenize(corpus, tok, "valid")
+    assert first.folder.parent == corpus / "cache" and first.folder.name == D.tokenizer_hash(tok)
+
+    def boom(*a, **k):
+        raise AssertionError("re-tokenised although the cache was valid")
+
+    monkeypatch.setattr(D, "_encode", boom)
+    second = D.pretokenize(corpus, tok, "valid")
+    assert np.array_equal(np.asarray(second.ids), np.asarray(first.ids))
+    other = train_tokenizer([str(corpus / "train-00000.txt")], vocab_size=300, min_frequency=1)
+    with pytest.raises(AssertionError, match="re-tokenised"):
+        D.pretokenize(corpus, other, "valid")  # another tokenizer: another cache key
+    monkeypatch.undo()
+    (corpus / "valid-00000.txt").write_text("A changed shard means new arrays.\n")
+    assert D.pretokenize(corpus, tok, "valid").n_tokens < first.n_tokens
+
+
+def test_data_order_is_model_independent_and_disjoint():
+    order = D.Order(100, 8, seed=3)
+    assert np.array_equal(order.indices(5), D.Order(100, 8, seed=3).indices(5))
+    epoch = np.concatenate([order.indices(s) for s in range(order.per_epoch)])
+    assert len(set(epoch.tolist())) == len(epoch) == 96
+    assert not np.array_equal(order.indices(0), order.indices(order.per_epoch))  # re-shuffled each epoch
+    lengths = np.full(100, 10)
+    assert order.steps_for_tokens(800, lengths) == 10 and order.steps_for_tokens(801, lengths) == 11
+
+
+# ---- training ---------------------------------------------------------------------------
+def test_loss_decreases_and_the_model_folder_is_complete(tiny, tmp_path):
+    code, run_dir, out = run(tiny, tmp_path, "--steps", "80", "--eval-every", "40", "--lr", "3e-3", "--warmup", "4")
+    assert code == 0
+    evals = rows(run_dir / "metrics.jsonl", "eval")
+    train = rows(run_dir / "metrics.jsonl", "train")
+    assert [e["step"] for e in evals] == [0, 40, 80]
+    assert evals[-1]["loss"] < evals[1]["loss"] < evals[0]["loss"] - 0.4, evals  # ln(400) ≈ 6.0 at the start
+    assert np.mean([r["loss"] for r in train[-5:]]) < np.mean([r["loss"] for r in train[:5]]) - 0.4
+    assert all(abs(e["perplexity"] - np.exp(e["loss"])) < 1e-6 * e["perplexity"] for e in evals)
+    model = macaron.load(out, device="cpu")
+    assert model.config.d_model == 32 and model.config.name == "tiny" and model.tokenizer is not None
+    card = (out / "README.md").read_text()
+    assert f"{evals[-1]['loss']:.4f}" in card and f"{model.num_parameters():,}" in card
+    assert "lighthouse" in card and "1,300" in card and "2,250" in card  # sources and words from stats.json
+    assert f"{train[-1]['tokens']:,}" in card and "--steps 80" in card
+    assert "training_curve.png" in card and (out / "training_curve.png").stat().st_size > 5000
+    assert (out / "metrics.jsonl").read_text() == (run_dir / "metrics.jsonl").read_text()
+
+
+def checksum(folder: Path) -> str:
+    return json.loads((folder / "rank0.json").read_text())["sha256"]
+
+
+def test_resume_gives_the_uninterrupted_result(tiny, tmp_path):
+    args = ["--steps", "8", "--eval-every", "4", "--lr", "2e-3"]
+    code, run_a, _ = run(tiny, tmp_path, *args, "--checksums", str(tmp_path / "a"), name="a")
+    assert code == 0
+    code, run_b, out_b = run(tiny, tmp_path, *args, "--halt-after", "5", name="b")
+    assert code == 0 and not out_b.exists() and (run_b / "checkpoint" / "state.json").is_file()
+    assert json.loads((run_b / "checkpoint" / "state.json").read_text())["step"] == 5
+    code, _, _ = run(tiny, tmp_path, *args, "--resume", "--checksums", str(tmp_path / "b"), name="b")
+    assert code == 0
+    assert checksum(tmp_path / "a") == checksum(tmp_path / "b")
+    assert (run_a / "metrics.jsonl").read_text().count('"eval"') == (run_b / "metrics.jsonl").read_text().count('"eval"')
+    a, b = rows(run_a / "metrics.jsonl", "train"), rows(run_b / "metrics.jsonl", "train")
+    assert [r["loss"] for r in a] == [r["loss"] for r in b] and [r["step"] for r in b] == list(range(1, 9))
+
+
+def test_equal_budget_means_equal_tokens_for_different_schemes(tiny, tmp_path):
+    budget = ["--tokens", "3000", "--eval-every", "1000"]
+    seen = {}
+    for scheme in ("transformer", "macaron"):
+        code, run_dir, _ = run(tiny, tmp_path, *budget, "--scheme", scheme, name=scheme)
+        assert code == 0
+        last = rows(run_dir / "metrics.jsonl", "train")[-1]
+        seen[scheme] = (last["step"], last["tokens"])
+    assert seen["transformer"] == seen["macaron"] and seen["macaron"][1] >= 3000
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_ddp_two_processes_gloo_keep_identical_parameters(tiny, tmp_path):
+    common = ["--corpus", str(tiny["corpus"]), "--tokenizer", str(tiny["tokenizer"]), *TINY, "--steps", "3",
+              "--eval-every", "2", "--dropout", "0", "--lr", "2e-3", "--device", "cpu"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+           "--master_port", str(free_port()), "-m", "macaron.train.pretrain", *common,
+           "--run-dir", str(tmp_path / "run-ddp"), "--out", str(tmp_path / "out-ddp"), "--name", "ddp",
+           "--checksums", str(tmp_path / "sums")]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    sums = [json.loads((tmp_path / "sums" / f"rank{r}.json").read_text()) for r in (0, 1)]
+    assert sums[0]["sha256"] == sums[1]["sha256"], "the ranks' parameters diverged"
+    assert sums[0]["step"] == 3
+    # the two ranks took disjoint halves of each batch: the same as one process accumulating both halves
+    code, _, out = run(tiny, tmp_path, *common[4:], "--accum", "2", name="single")
+    assert code == 0
+    ddp, single = macaron.load(tmp_path / "out-ddp", device="cpu"), macaron.load(out, device="cpu")
+    for (name, p), q in zip(ddp.state_dict().items(), single.state_dict().values()):
+        torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-5, msg=name)
+
+
+# ---- bad input --------------------------------------------------------------------------
+def corrupt_corpus(tiny, tmp_path, how: str) -> Path:
+    corpus = tmp_path / f"corpus-{how}"
+    shutil.copytree(FIXTURE, corpus)
+    shard = corpus / "train-00001.txt"
+    if how == "binary":
+        shard.write_bytes(b"some text\n\x00\x01\x02\x00 binary junk")
+    elif how == "latin1":
+        shard.write_bytes("caf\xe9 au lait\n".encode("latin-1"))
+    elif how == "empty":
+        shard.write_text("\n\n   \n")
+    return corpus
+
+
+@pytest.mark.parametrize("how", ["binary", "latin1", "empty"])
+def test_bad_corpus_shard_is_named_and_nothing_is_written(tiny, tmp_path, capsys, how):
+    corpus = corrupt_corpus(tiny, tmp_path, how)
+    code = pretrain.main(["--corpus", str(corpus), "--tokenizer", str(tiny["tokenizer"]), *TINY, "--steps", "2",
+                          "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "train-00001.txt" in err
+    assert {"binary": "corrupt", "latin1": "UTF-8", "empty": "empty"}[how] in err
+    assert not (tmp_path / "run").exists() and not (tmp_path / "out").exists()
+
+
+def test_missing_corpus_and_broken_tokenizer(tiny, tmp_path, capsys):
+    code = pretrain.main(["--corpus", str(tmp_path / "nowhere"), "--tokenizer", str(tiny["tokenizer"]), *TINY,
+                          "--steps", "1", "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out")])
+    assert code == 2 and "nowhere" in capsys.readouterr().err
+    bad = tmp_path / "tokenizer.json"
+    bad.write_text("{not json")
+    code = pretrain.main(["--corpus", str(tiny["corpus"]), "--tokenizer", str(bad), *TINY, "--steps", "1",
+                          "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out")])
+    assert code == 2 and str(bad) in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def snapshot(folder: Path) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_resume_refuses_incompatible_checkpoints_and_keeps_them(tiny, tmp_path, capsys):
+    code, run_dir, out = run(tiny, tmp_path, "--steps", "2", "--eval-every", "100", name="r")
+    assert code == 0
+    before = snapshot(run_dir) | {f"out/{k}": v for k, v in snapshot(out).items()}
+    capsys.readouterr()
+    state = str(run_dir / "checkpoint" / "state.json")
+    # a different architecture
+    assert run(tiny, tmp_path, "--steps", "4", "--resume", "--d-model", "64", name="r")[0] == 2
+    err = capsys.readouterr().err
+    assert state in err and "d_model" in err
+    # a different tokenizer (vocabulary) than the checkpoint's
+    other = tmp_path / "other-tokenizer.json"
+    train_tokenizer([str(tiny["corpus"] / "train-00000.txt")], vocab_size=300, min_frequency=1).save(str(other))
+    argv = ["--corpus", str(tiny["corpus"]), "--tokenizer", str(other), "--run-dir", str(run_dir), "--out", str(out),
+            "--name", "r", *TINY, "--steps", "4", "--resume"]
+    assert pretrain.main(argv) == 2
+    err = capsys.readouterr().err
+    assert state in err and "tokenizer" in err and "vocab_size" in err
+    # another batch size changes the data order
+    assert run(tiny, tmp_path, "--steps", "4", "--resume", "--batch", "4", name="r")[0] == 2
+    assert "batch" in capsys.readouterr().err
+    # starting again over an existing run without --resume or --overwrite
+    assert run(tiny, tmp_path, "--steps", "4", name="r")[0] == 2
+    assert "--resume" in capsys.readouterr().err
+    # a damaged checkpoint
+    after = snapshot(run_dir) | {f"out/{k}": v for k, v in snapshot(out).items()}
+    assert after == before, "a refused run changed files"
+    (run_dir / "checkpoint" / "optimizer.safetensors").write_bytes(b"garbage")
+    assert run(tiny, tmp_path, "--steps", "4", "--resume", name="r")[0] == 2
+    assert "optimizer.safetensors" in capsys.readouterr().err
+    assert run(tiny, tmp_path, "--steps", "4", "--resume", name="nothing-here")[0] == 2
+    assert "no checkpoint" in capsys.readouterr().err
