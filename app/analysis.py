@@ -1,0 +1,294 @@
+"""Pure numerical helpers for the explorer: projections, alignments, similarities, attributions.
+
+Everything here takes arrays (or a Trajectory) and returns arrays: no Streamlit, no plotting,
+so it is testable and usable from a notebook. Shapes: S states, T tokens (particles), d width.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import orthogonal_procrustes
+
+SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[PAD]")
+MASK_TOKEN = "[MASK]"
+
+
+# ---- which particles to show --------------------------------------------------------------
+def keep_mask(tokens: list[str], hide_special: bool) -> np.ndarray:
+    """Boolean [T]: the particles to show. Never empties the sentence (keeps all if it would)."""
+    keep = np.array([not (hide_special and t in SPECIAL_TOKENS) for t in tokens], dtype=bool)
+    return keep if keep.any() else np.ones(len(tokens), dtype=bool)
+
+
+def standardise(states: np.ndarray, eps: float = 1e-5) -> np.ndarray:
+    """LayerNorm without its affine part, per token: what the next operator actually reads."""
+    x = np.asarray(states, dtype=np.float32)
+    mu = x.mean(-1, keepdims=True)
+    var = x.var(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps)
+
+
+# ---- PCA with signs that do not flip ----------------------------------------------------------
+@dataclass
+class Projection:
+    coords: np.ndarray      # [S, T, k]: every state in the principal axes
+    explained: np.ndarray   # [k]: share of the variance each axis explains
+    components: np.ndarray  # [k, d]: unit axes, largest-|loading| entry positive
+    mean: np.ndarray        # [d]
+
+    def transform(self, x: np.ndarray) -> np.ndarray:
+        return (np.asarray(x, dtype=np.float64) - self.mean) @ self.components.T
+
+
+def fix_signs(components: np.ndarray) -> np.ndarray:
+    """Flip each axis so its largest-|loading| entry is positive (a rerun never mirrors the plot)."""
+    c = np.array(components, dtype=np.float64, copy=True)
+    idx = np.argmax(np.abs(c), axis=1)
+    signs = np.sign(c[np.arange(len(c)), idx])
+    signs[signs == 0] = 1.0
+    return c * signs[:, None]
+
+
+def pca_fit(points: np.ndarray, k: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(components [k, d], explained ratio [k], mean [d]) of points [N, d] with scikit-learn."""
+    from sklearn.decomposition import PCA
+
+    points = np.asarray(points, dtype=np.float64)
+    n, d = points.shape
+    k_fit = max(1, min(k, n, d))
+    if n < 2:  # one point: no variance to explain
+        comps = np.eye(d)[:k_fit]
+        return _pad_components(comps, k), np.zeros(k), points.mean(0)
+    # ARPACK (Lanczos, fixed start vector) finds the 2-3 leading axes of a few thousand × 512
+    # points ~5× faster than a full SVD, to the same precision
+    solver = "arpack" if min(n, d) > 4 * k_fit else "full"
+    pca = PCA(n_components=k_fit, svd_solver=solver, random_state=0).fit(points)
+    comps = fix_signs(pca.components_)
+    ratio = np.nan_to_num(pca.explained_variance_ratio_)
+    if k_fit < k:  # fewer axes than asked (tiny inputs): pad with zero axes so shapes stay fixed
+        comps, ratio = _pad_components(comps, k), np.concatenate([ratio, np.zeros(k - k_fit)])
+    return comps, ratio, pca.mean_
+
+
+def _pad_components(comps: np.ndarray, k: int) -> np.ndarray:
+    if len(comps) >= k:
+        return comps[:k]
+    return np.vstack([comps, np.zeros((k - len(comps), comps.shape[1]))])
+
+
+def pca_project(states: np.ndarray, k: int = 2, keep: np.ndarray | None = None) -> Projection:
+    """Fit PCA on ALL states of a trajectory (every sub-step, every kept token) and project them.
+
+    One fit for the whole trajectory gives one fixed frame for the whole animation.
+    """
+    states = np.asarray(states)
+    kept = states if keep is None else states[:, keep]
+    comps, ratio, mean = pca_fit(kept.reshape(-1, kept.shape[-1]), k)
+    coords = (kept.astype(np.float64) - mean) @ comps.T
+    return Projection(coords=coords, explained=ratio, components=comps, mean=mean)
+
+
+def padded_range(values: np.ndarray, pad: float = 0.08) -> tuple[float, float]:
+    """A fixed axis range around all values, with a margin (never a zero-width range)."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return (-1.0, 1.0)
+    lo, hi = float(v.min()), float(v.max())
+    span = hi - lo if hi > lo else max(abs(hi), 1.0)
+    return (lo - pad * span, hi + pad * span)
+
+
+# ---- aligning two models ----------------------------------------------------------------------
+@dataclass
+class Alignment:
+    rotation: np.ndarray   # [d_b, d_a] orthogonal (zero-padded when widths differ)
+    scale: float           # optimal isotropic scale after unit-norm standardisation
+    residual: float        # Procrustes disparity in [0, 1]: 0 = same shape up to rotation and scale
+    mean_a: np.ndarray
+    mean_b: np.ndarray
+    norm_a: float
+    norm_b: float
+
+    def apply(self, b: np.ndarray) -> np.ndarray:
+        """Map points of B [..., d_b] into A's space [..., d_a]."""
+        b = _pad_to(np.asarray(b, dtype=np.float64), self.rotation.shape[0])
+        z = (b - self.mean_b) / self.norm_b @ self.rotation
+        return z * self.scale * self.norm_a + self.mean_a
+
+
+def _pad_to(x: np.ndarray, d: int) -> np.ndarray:
+    if x.shape[-1] >= d:
+        return x
+    pad = np.zeros(x.shape[:-1] + (d - x.shape[-1],))
+    return np.concatenate([x, pad], axis=-1)
+
+
+def procrustes_align(a: np.ndarray, b: np.ndarray) -> Alignment:
+    """Orthogonal Procrustes: rotate B's points onto A's matched points (rows correspond).
+
+    Both sets are centred and scaled to unit Frobenius norm, as in scipy.spatial.procrustes,
+    so the residual (disparity) is 1 − (Σσ)², a number in [0, 1] comparable across models.
+    Widths may differ: the narrower set is padded with zero coordinates.
+    """
+    a = np.asarray(a, dtype=np.float64).reshape(-1, np.shape(a)[-1])
+    b = np.asarray(b, dtype=np.float64).reshape(-1, np.shape(b)[-1])
+    if len(a) != len(b):
+        raise ValueError(f"Procrustes needs matched points: {len(a)} vs {len(b)} rows")
+    d = max(a.shape[1], b.shape[1])
+    a, b = _pad_to(a, d), _pad_to(b, d)
+    mean_a, mean_b = a.mean(0), b.mean(0)
+    ac, bc = a - mean_a, b - mean_b
+    norm_a, norm_b = float(np.linalg.norm(ac)) or 1.0, float(np.linalg.norm(bc)) or 1.0
+    rot, scale = orthogonal_procrustes(bc / norm_b, ac / norm_a)
+    residual = float(np.clip(1.0 - scale ** 2, 0.0, 1.0))
+    return Alignment(rotation=rot, scale=float(scale), residual=residual, mean_a=mean_a, mean_b=mean_b,
+                     norm_a=norm_a, norm_b=norm_b)
+
+
+def common_boundaries(times_a: np.ndarray, times_b: np.ndarray) -> tuple[list[int], list[int]]:
+    """Indices of the states of A and B that sit on the same integer layer time."""
+    ia = {round(float(t), 6): i for i, t in enumerate(times_a) if float(t).is_integer()}
+    ib = {round(float(t), 6): i for i, t in enumerate(times_b) if float(t).is_integer()}
+    shared = sorted(set(ia) & set(ib))
+    return [ia[t] for t in shared], [ib[t] for t in shared]
+
+
+def state_at(times: np.ndarray, t: float) -> int:
+    """Index of the latest state reached by time t (the state a reader sees at layer time t)."""
+    times = np.asarray(times, dtype=np.float64)
+    return max(0, int(np.searchsorted(times, t + 1e-9, side="right")) - 1)
+
+
+# ---- basis-free comparisons -------------------------------------------------------------------
+def linear_cka_matrix(states_a: np.ndarray, states_b: np.ndarray) -> np.ndarray:
+    """Linear CKA between every state of A [Sa, T, da] and every state of B [Sb, T, db]: [Sa, Sb].
+
+    CKA(X, Y) = ‖YᵀX‖²_F / (‖XᵀX‖_F ‖YᵀY‖_F) with token-centred X, Y (Kornblith et al. 2019),
+    computed through the T×T Gram matrices. Invariant to rotations and isotropic scaling.
+    """
+    def grams(states):
+        x = np.asarray(states, dtype=np.float64)
+        x = x - x.mean(axis=1, keepdims=True)          # centre over tokens
+        g = np.einsum("std,sud->stu", x, x).reshape(len(x), -1)  # [S, T*T]
+        n = np.linalg.norm(g, axis=1, keepdims=True)
+        return g / np.where(n > 0, n, 1.0)
+
+    a, b = np.asarray(states_a), np.asarray(states_b)
+    if a.shape[1] != b.shape[1]:
+        raise ValueError(f"CKA compares the same tokens: {a.shape[1]} vs {b.shape[1]} tokens")
+    return np.clip(grams(a) @ grams(b).T, 0.0, 1.0)
+
+
+def linear_cka(x: np.ndarray, y: np.ndarray) -> float:
+    return float(linear_cka_matrix(np.asarray(x)[None], np.asarray(y)[None])[0, 0])
+
+
+def unit_rows(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    n = np.linalg.norm(x, axis=-1, keepdims=True)
+    return x / np.where(n > 0, n, 1.0)
+
+
+def mean_pairwise_cosine(states: np.ndarray) -> np.ndarray:
+    """[S]: mean cosine similarity over all pairs of distinct particles, per state.
+
+    Rising towards 1 with depth means the particles gather in one direction (clustering,
+    or rank collapse when it happens too early)."""
+    u = unit_rows(states)                       # [S, T, d]
+    T = u.shape[1]
+    if T < 2:
+        return np.ones(len(u))
+    s = u.sum(axis=1)                            # Σ_i u_i
+    total = np.einsum("sd,sd->s", s, s)          # Σ_ij cos_ij, diagonal included
+    return (total - T) / (T * (T - 1))
+
+
+def cosine_clusters(x: np.ndarray, threshold: float = 0.15) -> np.ndarray:
+    """Cluster labels [T] (0-based) of particles by cosine distance: average linkage, cut at `threshold`."""
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.spatial.distance import pdist
+
+    x = np.asarray(x, dtype=np.float64)
+    if len(x) < 2:
+        return np.zeros(len(x), dtype=int)
+    dist = np.clip(pdist(unit_rows(x), "cosine"), 0.0, 2.0)
+    return fcluster(linkage(dist, method="average"), t=threshold, criterion="distance") - 1
+
+
+def clusters_over_depth(states: np.ndarray, threshold: float = 0.15) -> np.ndarray:
+    """[S]: number of cosine clusters at every state."""
+    return np.array([len(set(cosine_clusters(s, threshold))) for s in np.asarray(states)])
+
+
+def displacement_norms(states: np.ndarray) -> np.ndarray:
+    """[S-1, T]: ‖x(k+1) − x(k)‖ per sub-step and particle."""
+    return np.linalg.norm(np.diff(np.asarray(states, dtype=np.float64), axis=0), axis=-1)
+
+
+def token_similarity_over_depth(states_a: np.ndarray, i: int, states_b: np.ndarray, j: int,
+                                times_a, times_b) -> tuple[np.ndarray, np.ndarray]:
+    """Cosine similarity between particle i of A and particle j of B on a shared time grid.
+
+    Returns (times, cosine): the union of both trajectories' times; at each, the latest state."""
+    grid = np.union1d(np.round(times_a, 6), np.round(times_b, 6))
+    ua, ub = unit_rows(np.asarray(states_a)[:, i]), unit_rows(np.asarray(states_b)[:, j])
+    cos = [float(ua[state_at(times_a, t)] @ ub[state_at(times_b, t)]) for t in grid]
+    return grid, np.array(cos)
+
+
+# ---- attribution (Captum) ---------------------------------------------------------------------
+@dataclass
+class Attribution:
+    scores: np.ndarray   # [T]: contribution of each token's embedding (summed over d)
+    target: str          # what was explained, in words
+    delta: float         # completeness gap |Σ scores − (f(x) − f(baseline))|
+
+
+def attribute_tokens(model, token_ids: list[int], position: int | None = None, n_steps: int = 24,
+                     what: str = "auto") -> Attribution:
+    """Integrated gradients on the token embedding layer (Captum's LayerIntegratedGradients).
+
+    what='guess': the log-probability of the model's top guess at `position` (default: the
+    [MASK]); what='norm': the norm of that token's final state; 'auto': a guess when the model
+    has an MLM head and the position holds [MASK], else the norm. The baseline keeps
+    [CLS]/[SEP]/[MASK] and replaces every other token by [PAD].
+    """
+    import torch
+    from captum.attr import LayerIntegratedGradients
+
+    tok = model.tokenizer
+    special = {tok.token_to_id(t) for t in (*SPECIAL_TOKENS, MASK_TOKEN)} if tok else set()
+    special.discard(None)
+    mask_id = tok.token_to_id(MASK_TOKEN) if tok else None
+    ids = torch.tensor([token_ids], dtype=torch.long, device=model.device)
+    if position is None:
+        position = token_ids.index(mask_id) if mask_id in token_ids else 0
+    base = torch.tensor([[t if t in special else model.config.pad_id for t in token_ids]],
+                        dtype=torch.long, device=model.device)
+
+    if what == "auto":
+        what = "guess" if model.has_mlm_head and token_ids[position] == mask_id else "norm"
+    if what == "guess" and not model.has_mlm_head:
+        raise ValueError("this model has no MLM head: it can only explain a final state norm")
+    with torch.enable_grad():
+        if what == "guess":
+            with torch.no_grad():
+                target_id = int(model.head(model(ids))[0, position].argmax())
+            word = tok.id_to_token(target_id) if tok else str(target_id)
+
+            def f(x):
+                return torch.log_softmax(model.head(model(x))[:, position], dim=-1)[:, target_id]
+
+            described = f"log-probability of “{word}” at position {position}"
+        else:
+            def f(x):
+                return model(x)[:, position].norm(dim=-1)
+
+            described = f"norm of the final state of token {position}"
+        lig = LayerIntegratedGradients(f, model.token_embedding)
+        attr, delta = lig.attribute(ids, baselines=base, n_steps=n_steps, return_convergence_delta=True,
+                                    internal_batch_size=n_steps)
+    scores = attr.sum(-1)[0].detach().float().cpu().numpy()
+    return Attribution(scores=scores, target=described, delta=float(delta.abs().sum()))

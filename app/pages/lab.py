@@ -1,0 +1,411 @@
+"""Splitting lab: the schemes behind Transformer and Macaron layers, on toy particle systems whose
+exact flow is known, and the same question asked of trained networks."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if str(Path(__file__).resolve().parents[2]) not in sys.path:  # run directly (Streamlit's pages/ fallback)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import numpy as np  # noqa: E402
+import streamlit as st  # noqa: E402
+
+from app import common as cm  # noqa: E402
+from app import lab_figures as lf  # noqa: E402
+from macaron import toy  # noqa: E402
+from macaron.commutator import order_gaps  # noqa: E402
+from macaron.toy import FULL  # noqa: E402
+
+SYSTEMS = {
+    "linear": "linear (graph diffusion + rotation)",
+    "attention": "attention (softmax + tanh MLP)",
+    "commuting": "commuting (F and G commute)",
+}
+SOLVERS = {"exact": "exact sub-flows", "euler": "one Euler step each (a network layer)"}
+DEFAULT_SCHEMES = ["lie-trotter", "strang", "unsplit"]
+MAGNIFY = [1, 2, 5, 10, 20]
+MEASURES = {
+    "commutator": "commutator: F-then-G vs G-then-F",
+    "trained_vs_f_first": "trained order vs attention-first",
+}
+CHART = dict(config=dict(displaylogo=False), theme=None)  # our fonts: readable on a projector
+
+
+# ---- cached computations (shared by every session: treat the results as read-only) -----------------
+def make_system(kind: str, n: int, beta: float):
+    if kind == "attention":
+        return toy.attention_system(n=n, d=2, beta=beta)
+    if kind == "commuting":
+        return toy.commuting_system(n=n, d=2, beta=beta)
+    return toy.linear_system(n=n, d=2, beta=beta)
+
+
+@st.cache_data(show_spinner="Measuring the errors of every scheme…", max_entries=64)
+def study(kind: str, n: int, beta: float) -> toy.ConvergenceStudy:
+    system = make_system(kind, n, beta)
+    return toy.convergence_study(system, toy.initial_positions(n, 2))
+
+
+@st.cache_data(show_spinner="Moving the particles…", max_entries=128)
+def paths(kind: str, n: int, beta: float, horizon: float, n_steps: int, solver: str):
+    """The particles at every step under each scheme, and the exact paths on a fine grid."""
+    system = make_system(kind, n, beta)
+    x0 = toy.initial_positions(n, 2)
+    p = toy.particle_paths(system, x0, horizon, n_steps, solver=solver)
+    dense_t = np.linspace(0.0, horizon, max(41, 4 * n_steps + 1))
+    dense = np.concatenate([x0[None], system.flows(FULL, dense_t[1:], x0)])
+    return p, dense_t, dense
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def animation(kind: str, n: int, beta: float, horizon: float, n_steps: int, solver: str, shown: tuple[str, ...],
+              magnify: int):
+    """The animation figure, built once per view (a large one takes most of a second to assemble).
+    Shared between sessions and never modified: st.plotly_chart only reads it."""
+    p, dense_t, dense = paths(kind, n, beta, horizon, n_steps, solver)
+    visible = toy.ParticlePaths(p.times, p.exact, {s: v for s, v in p.schemes.items() if s in shown}, p.solver)
+    return lf.particles_animation(visible, dense_t, dense, magnify=magnify), visible
+
+
+@st.cache_data(show_spinner="Swapping attention and FFN in every layer…", max_entries=64)
+def gaps(path: str, text: str, _traj) -> dict[str, np.ndarray]:
+    """order_gaps of one model on one sentence; (path, text) name the trace passed in `_traj`."""
+    return order_gaps(cm.load_model(path), _traj)
+
+
+# ---- page -------------------------------------------------------------------------------------------
+st.title("Splitting lab: why Macaron's half steps help")
+st.markdown(
+    "Tokens are particles moving by $\\dot x_i = F(x_i, [x_1..x_n]) + G(x_i)$: **F = diffusion** (self-attention: "
+    "particles pull on each other), **G = convection** (the FFN: each particle on its own). A layer takes one step "
+    "**γ**, running F and G one after the other. Here the same schemes run on small systems in the plane whose "
+    "**exact** motion is known, so their errors are measured, not argued. Settings are in the sidebar.")
+
+
+def sidebar() -> dict:
+    with st.sidebar:
+        st.subheader("Toy system")
+        cm.init_widget("l_sys", "sys", "linear", valid=lambda v: v in SYSTEMS)
+        kind = st.radio("System", list(SYSTEMS), key="l_sys", format_func=SYSTEMS.get,
+                        help="linear: F = −β(L⊗V) pulls particles together along a random graph, anisotropically; "
+                             "G rotates and slightly contracts. attention: F = softmax(β⟨Qxᵢ, Kxⱼ⟩)·Vxⱼ, "
+                             "G = a small tanh MLP. commuting: the linear F with G = c·x, which commutes with F.")
+        cm.init_widget("l_sub", "sub", "exact", valid=lambda v: v in SOLVERS)
+        solver = st.radio("Each sub-step F, G is solved by", list(SOLVERS), key="l_sub", format_func=SOLVERS.get,
+                          help="exact: the sub-flow itself (Theorem 1 of the paper is about this). Euler: "
+                               "x + h·F(x), which is what a residual sub-layer computes.")
+        cm.init_widget("l_beta", "beta", 1.0, parse=float, valid=lambda v: 0.0 <= v <= 3.0)
+        beta = st.slider("Interaction strength β", 0.0, 3.0, step=0.1, key="l_beta",
+                         help="Scales F (linear: diffusion rate; attention: sharpness of the softmax). "
+                              "β = 0 switches the linear diffusion off.")
+        cm.init_widget("l_n", "np", 24, parse=int, valid=lambda v: 2 <= v <= 96)
+        n = st.slider("Particles", 2, 96, key="l_n")
+        cm.init_widget("l_T", "T", 1.0, parse=float, valid=lambda v: 0.5 <= v <= 4.0)
+        horizon = st.slider("Time horizon T (animation)", 0.5, 4.0, step=0.5, key="l_T")
+        cm.init_widget("l_steps", "steps", 8, parse=int, valid=lambda v: 1 <= v <= 40)
+        n_steps = st.slider("Steps (layers)", 1, 40, key="l_steps",
+                            help="The animation takes this many steps of size γ = T / steps.")
+        st.caption(f"Step size **γ = T / steps = {horizon / n_steps:.3g}**. Dimension d = 2: the plane is the "
+                   "whole state, nothing is projected.")
+        cm.init_widget("l_show", "show", ",".join(DEFAULT_SCHEMES),
+                       valid=lambda v: all(s in lf.SCHEME_ORDER for s in v.split(",") if s))
+        if "l_show_ms" not in st.session_state:  # the URL holds 'a,b,c'; the widget holds a list
+            st.session_state["l_show_ms"] = [s for s in st.session_state["l_show"].split(",")
+                                             if s in lf.SCHEME_ORDER]
+        shown = st.multiselect("Schemes", list(lf.SCHEME_ORDER), key="l_show_ms",
+                               format_func=lambda s: lf.style(s).short,
+                               help="Lie–Trotter = the Transformer layer, Strang–Marchuk = the Macaron layer, "
+                                    "unsplit Euler = one step of F + G together (Euler sub-steps only).")
+        cm.init_widget("l_mag", "mag", 10, parse=int, valid=lambda v: v in MAGNIFY)
+        magnify = st.select_slider("Magnify errors in the plane", MAGNIFY, key="l_mag",
+                                   format_func=lambda m: f"×{m}",
+                                   help="Draw each scheme's particle at exact + m·(scheme − exact): the "
+                                        "direction of the error stays, its length grows. The error chart "
+                                        "beside the plane always shows the true size.")
+    return dict(kind=kind, solver=solver, beta=float(beta), n=int(n), horizon=float(horizon),
+                n_steps=int(n_steps), shown=shown, magnify=int(magnify))
+
+
+def section_particles(o: dict) -> None:
+    st.header("1 · Particles: the exact flow and the schemes")
+    shown = [s for s in lf.SCHEME_ORDER if s in o["shown"]]
+    if not shown:
+        st.info("Pick at least one scheme in the sidebar to compare with the exact flow.", icon=":material/info:")
+    fig, visible = animation(o["kind"], o["n"], o["beta"], o["horizon"], o["n_steps"], o["solver"], tuple(shown),
+                             o["magnify"])
+    st.plotly_chart(fig, key="l_anim", **CHART)
+    if "unsplit" in shown and o["solver"] == "exact":
+        st.caption("Unsplit Euler appears with Euler sub-steps only: with exact sub-flows, the unsplit step "
+                   "*is* the exact flow.")
+    final = {s: float(lf.rms(v[-1], visible.exact[-1])) for s, v in visible.schemes.items()}
+    msg = ("Black dots: the exact flow; grey curves: the paths the particles really take. Each scheme's particle "
+           "is joined to its exact position by a line of its colour. **▶ Play** steps through the layers; the "
+           "chart on the right is the RMS distance to the exact particles over time.")
+    if final and all(lf.is_roundoff(e) for e in final.values()):
+        msg += (" Every scheme shown is exact here, up to round-off (F and G commute, or β = 0 switches F off): the "
+                "scheme particles sit on the black dots.")
+    elif "lie-trotter" in final and "strang" in final and final["strang"] > 0 and final["lie-trotter"] > 0:
+        ratio = final["lie-trotter"] / final["strang"]
+        better = (f"Strang–Marchuk's particles end **{_times(ratio)} closer** to the exact ones than Lie–Trotter's"
+                  if ratio >= 1 else
+                  f"here Lie–Trotter's particles end **{_times(1 / ratio)} closer** than Strang–Marchuk's")
+        msg += f" At t = {o['horizon']:g}, {better}."
+    cm.explain(msg)
+    st.markdown("**The steps in the picture.** With Euler sub-steps they are the paper's Eqs. (6–7), a Transformer "
+                "layer (Eqs. 12–13), and Eqs. (14–16), a Macaron layer (Eqs. 17–19):")
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        st.markdown(f"**Transformer layer = Lie–Trotter** {_swatch('lie-trotter')}", unsafe_allow_html=True)
+        st.latex(r"x \leftarrow \Phi_G(\gamma)\,\Phi_F(\gamma)\,x")
+    with c2:
+        st.markdown(f"**Macaron layer = Strang–Marchuk** {_swatch('strang')}", unsafe_allow_html=True)
+        st.latex(r"x \leftarrow \Phi_G(\tfrac{\gamma}{2})\,\Phi_F(\gamma)\,\Phi_G(\tfrac{\gamma}{2})\,x")
+    with c3:
+        st.markdown(f"**No splitting: unsplit Euler** {_swatch('unsplit')}", unsafe_allow_html=True)
+        st.latex(r"x \leftarrow x + \gamma\,\bigl(F(x) + G(x)\bigr)")
+    cm.explain("Φ_K(h) = the flow of K for time h: solved exactly, or by one Euler step x + h·K(x) (what a "
+               "residual sub-layer does). Read right to left: Lie–Trotter runs F first.")
+
+
+def _swatch(scheme: str) -> str:
+    s = lf.style(scheme)
+    return f"<span style='color:{s.color};font-size:1.3em'>■</span>"
+
+
+def section_orders(o: dict) -> None:
+    st.header("2 · How fast the error shrinks")
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Local error**: one step from the same state, against the exact flow "
+                    "(Theorem 1 of the paper, Bobylev & Ohwada 2001):")
+        st.latex(r"\underbrace{\Phi_{F+G}(\gamma)x - \Phi_G(\gamma)\Phi_F(\gamma)x}_{\text{Lie–Trotter}}"
+                 r"= \tfrac{\gamma^2}{2}\bigl(F'G - G'F\bigr)(x) + O(\gamma^3)")
+        st.latex(r"\underbrace{\Phi_{F+G}(\gamma)x - \Phi_G(\tfrac{\gamma}{2})\Phi_F(\gamma)"
+                 r"\Phi_G(\tfrac{\gamma}{2})x}_{\text{Strang–Marchuk}} = O(\gamma^3)")
+        st.markdown("**Global error** after T/γ steps: the local errors add up, one order is lost: "
+                    "$O(\\gamma)$ for Lie–Trotter, $O(\\gamma^2)$ for Strang–Marchuk.")
+    with right:
+        st.markdown("**Why** (linear case, F = Ax, G = Bx): the Baker–Campbell–Hausdorff formula")
+        st.latex(r"e^{\gamma B} e^{\gamma A} = e^{\gamma(A+B) + \frac{\gamma^2}{2}[B,A] + O(\gamma^3)}")
+        st.latex(r"e^{\gamma B/2}\, e^{\gamma A}\, e^{\gamma B/2} = e^{\gamma(A+B) + O(\gamma^3)}")
+        st.markdown("The commutator $[B, A] = BA - AB$ is Lie–Trotter's bias: it vanishes when F and G commute "
+                    "(try the *commuting* system). The symmetric Strang step is its own reverse, so every even "
+                    "power, the γ² term included, cancels.")
+
+    s = study(o["kind"], o["n"], o["beta"])
+    shown = [x for x in lf.SCHEME_ORDER if x in o["shown"]]
+    if o["solver"] == "exact":
+        shown_here = [x for x in shown if x != "unsplit"]
+    else:
+        shown_here = shown
+    if not shown_here:
+        st.info("Pick a scheme in the sidebar (unsplit Euler exists only with Euler sub-steps).",
+                icon=":material/info:")
+    else:
+        st.plotly_chart(lf.convergence_figure(s, o["solver"], shown_here), key="l_orders", **CHART)
+    system = SYSTEMS[o["kind"]]
+    cm.explain(f"{system[0].upper() + system[1:]}, {o['n']} particles, β = {o['beta']:g}, "
+               f"{SOLVERS[o['solver']]}. Each point is an RMS distance to the exact solution; the slope of a line "
+               "on these log-log axes is the order. Dashed grey: reference slopes γ¹, γ², γ³. The fitted slopes "
+               "are in the legend; 'exact' means the error is at round-off level.")
+    st.info(_verdict(s, o), icon=":material/insights:")
+
+    st.markdown("**Measured orders, both kinds of sub-step** (a row per scheme and solver)")
+    st.dataframe(lf.slope_rows(s, shown or None), hide_index=True, width="stretch")
+
+    with st.expander("With Euler sub-steps, what a network layer does: still first order, but a smaller error",
+                     expanded=o["solver"] == "euler"):
+        euler_explanation()
+    with st.expander("The Taylor-expansion argument (the paper's appendix proof)"):
+        taylor_argument()
+
+
+def _verdict(s: toy.ConvergenceStudy, o: dict) -> str:
+    """One sentence on what the log-log plot shows for the current settings (measured, not assumed)."""
+    solver = o["solver"]
+    lt, sm = s.local_error["lie-trotter"][solver], s.local_error["strang"][solver]
+    if lf.is_roundoff(lt) and lf.is_roundoff(sm):
+        return ("Both splittings are exact here (F and G commute, or β = 0 switches F off): the errors are "
+                "round-off, and their 'slopes' mean nothing.")
+    slope_lt = lf.slope_text(s.local_slope["lie-trotter"][solver], lt)
+    slope_sm = lf.slope_text(s.local_slope["strang"][solver], sm)
+    gl, gs = s.global_error["lie-trotter"][solver][-1], s.global_error["strang"][solver][-1]
+    r = gl / gs if gs > 0 else np.inf
+    times = "far" if not np.isfinite(r) else _times(r if r >= 1 else 1 / r)
+    if r >= 1:
+        compare = f"at the finest step Strang–Marchuk's global error is {times} smaller than Lie–Trotter's"
+    else:
+        compare = f"at the finest step Strang–Marchuk's global error is {times} *larger* than Lie–Trotter's"
+    if solver == "exact":
+        return (f"Exact sub-flows: Lie–Trotter's local slope is {slope_lt} (theory 2), Strang–Marchuk's "
+                f"{slope_sm} (theory 3), and {compare}. This is Theorem 1.")
+    if o["kind"] == "commuting":
+        why = ("F and G commute here, so there is no commutator term to remove: what is left is the sub-solvers' "
+               "own Euler error (see below)")
+    elif r >= 1:
+        why = "because it removes the commutator term (see below)"
+    else:
+        why = "in this system the sub-solvers' own Euler errors outweigh the commutator term it removes (see below)"
+    return (f"Euler sub-steps: every scheme has local slope ≈ 2 and global slope ≈ 1 (Lie–Trotter {slope_lt}, "
+            f"Strang–Marchuk {slope_sm}): Macaron's arrangement does **not** raise the order of a layer. The lines "
+            f"differ in height, not in slope: {compare}, {why}.")
+
+
+def _times(r: float) -> str:
+    return f"{r:.0f}×" if r >= 10 else f"{r:.1f}×"
+
+
+def euler_explanation() -> None:
+    st.markdown("Write F, G for the fields at x and F′, G′ for their Jacobians. The exact flow is")
+    st.latex(r"x + \gamma(F+G) + \tfrac{\gamma^2}{2}\bigl(F'F + F'G + G'F + G'G\bigr) + O(\gamma^3).")
+    st.markdown("Euler sub-steps in the Macaron order ½G, F, ½G give")
+    st.latex(r"""\begin{aligned}
+x_1 &= x + \tfrac{\gamma}{2}G \\
+x_2 &= x_1 + \gamma F(x_1) = x + \tfrac{\gamma}{2}G + \gamma F + \tfrac{\gamma^2}{2}F'G + O(\gamma^3) \\
+x_3 &= x_2 + \tfrac{\gamma}{2}G(x_2) = x + \gamma(F+G) + \tfrac{\gamma^2}{2}\bigl(F'G + G'F + \tfrac12 G'G\bigr)
++ O(\gamma^3).
+\end{aligned}""")
+    st.markdown(
+        "The cross terms F′G + G′F now match the exact flow: the symmetric arrangement removes the splitting "
+        "error (Lie–Trotter's commutator term ½(F′G − G′F)) just as Theorem 1 says. What it cannot remove is the "
+        "error of the sub-solvers themselves: a single Euler step of length h for a field K misses h²/2·K′K. "
+        "So the local error is")
+    st.latex(r"\text{exact} - \text{Strang}_{\text{Euler}} = \tfrac{\gamma^2}{2}\bigl(F'F + \tfrac12 G'G\bigr)"
+             r" + O(\gamma^3),")
+    st.markdown("and Strang with Euler sub-steps is first order globally, like the Transformer's layer. The γ² "
+                "coefficients side by side (exact − scheme, divided by γ²/2):")
+    st.latex(r"""\begin{array}{ll}
+\text{unsplit Euler} & F'F + G'G + F'G + G'F \\
+\text{Lie–Trotter, F then G (Transformer)} & F'F + G'G + F'G - G'F \\
+\text{Lie–Trotter, G then F} & F'F + G'G - F'G + G'F \\
+\text{Strang, } \tfrac12 G, F, \tfrac12 G \text{ (Macaron)} & F'F + \tfrac12 G'G \\
+\text{Strang, } \tfrac12 F, G, \tfrac12 F & \tfrac12 F'F + G'G
+\end{array}""")
+    st.markdown(
+        "Macaron's coefficient is Lie–Trotter's minus the commutator term and minus ¼·G′G: no splitting bias, "
+        "and half of G's Euler error. In the linear and attention systems here that makes its error smaller "
+        "(compare the lines above), but not in every system: the terms are vectors, and Lie–Trotter's can "
+        "cancel. With F = ωJ (a rotation) and G = ω·x (growth), which commute, Lie–Trotter's coefficient "
+        "½(F′F + G′G)x = ½(−ω² + ω²)x vanishes and Macaron's −ω²/4·x makes it the worse scheme. A third-order "
+        "layer would need second-order sub-steps (e.g. midpoint or Heun residual blocks), not only the "
+        "symmetric arrangement.")
+
+
+def taylor_argument() -> None:
+    st.markdown("Write $S_K^\\gamma(y)$ for the exact flow of $\\dot x = K(x)$ for time γ from y. Each flow is "
+                "expanded to second order:")
+    st.latex(r"S_K^\gamma(y) = y + \gamma K(y) + \tfrac{\gamma^2}{2}K'(y)K(y) + O(\gamma^3).")
+    st.markdown("Composing, with $G(y + \\gamma F + O(\\gamma^2)) = G + \\gamma G'F + O(\\gamma^2)$:")
+    st.latex(r"S_G^\gamma\bigl[S_F^\gamma(y)\bigr] = y + \gamma(F+G) + \tfrac{\gamma^2}{2}\bigl(F'F + G'G + 2G'F"
+             r"\bigr) + O(\gamma^3),")
+    st.latex(r"S_{F+G}^\gamma(y) = y + \gamma(F+G) + \tfrac{\gamma^2}{2}\bigl(F'F + G'G + F'G + G'F\bigr)"
+             r" + O(\gamma^3),")
+    st.markdown("so the Lie–Trotter local error is")
+    st.latex(r"S_{F+G}^\gamma(y) - S_G^\gamma\bigl[S_F^\gamma(y)\bigr] = \tfrac{\gamma^2}{2}\bigl(F'G - G'F\bigr)(y)"
+             r" + O(\gamma^3).")
+    st.markdown("In the Strang–Marchuk step $S_G^{\\gamma/2}\\{S_F^\\gamma[S_G^{\\gamma/2}(y)]\\}$ the half steps of "
+                "G meet F from both sides: the cross terms become $\\tfrac{\\gamma^2}{2}(F'G + G'F)$, exactly "
+                "those of the exact flow, and the local error is $O(\\gamma^3)$.")
+
+
+def section_networks() -> None:
+    st.header("3 · Trained networks: do attention and FFN commute?")
+    st.markdown("In the toy systems, Lie–Trotter's error comes from the **commutator**: running F then G is not "
+                "the same as G then F. A trained layer has its own F (attention) and G (FFN), so we can ask the "
+                "same question of it on a real sentence. For every layer and token:")
+    st.latex(r"\text{gap} = \frac{\bigl\|\Phi_G\Phi_F\,x - \Phi_F\Phi_G\,x\bigr\|}{\bigl\|\Phi_{\text{layer}}\,x "
+             r"- x\bigr\|}\quad\text{(mean over tokens)}")
+
+    names = list(cm.model_paths())
+    default_a, default_b = cm.default_pair(names)
+    if not names:
+        cm.no_models_message()
+    cm.init_widget("l_text", "s", cm.DEFAULT_SENTENCE)
+    c1, c2 = st.columns([5, 2])
+    text = c1.text_input("Sentence", key="l_text", placeholder="Type a sentence and press Enter")
+    with c2:
+        cm.preset_picker("l_text", "l_preset")
+    m1, m2 = st.columns(2)
+    with m1:
+        pa = cm.model_picker("Transformer model", "l_a", "a", default_a, names)
+    with m2:
+        pb = cm.model_picker("Macaron model", "l_b", "b", default_b, names)
+    cm.init_widget("l_measure", "gm", "commutator", valid=lambda v: v in MEASURES)
+    measure = st.radio("Measure", list(MEASURES), key="l_measure", format_func=MEASURES.get, horizontal=True,
+                       help="commutator: Φ_GΦ_F x against Φ_FΦ_G x. trained order vs attention-first: the layer "
+                            "as trained against the same sub-layers with attention run first (zero for a "
+                            "Transformer layer, which already runs attention first).")
+    url = dict(s=text, a=_url_model(pa, names), b=_url_model(pb, names), gm=measure)
+
+    series, schemes = [], []
+    if not (text or "").strip():
+        st.info("Type a sentence (or pick a preset) to measure the layers on it.", icon=":material/edit_note:")
+    for pick in (pa, pb) if (text or "").strip() else ():
+        if pick is None:
+            continue
+        model = cm.try_load(pick[1])
+        if model is None:
+            continue
+        tr = cm.trace(pick[1], text, pick[0])
+        if tr is None:
+            continue
+        cm.report_truncation(tr)
+        try:
+            g = gaps(pick[1], text, tr.traj)
+        except Exception as e:  # a model whose layers cannot be split (e.g. unusual checkpoints)
+            st.error(f"Could not measure {pick[0]}: {e}", icon=":material/error:")
+            continue
+        label = f"{pick[0]} · {model.config.scheme} ({model.config.n_layers} layers)"
+        series.append((label, g[measure]))
+        schemes.append(model.config.scheme)
+    if pa is not None and pb is not None and pa[1] == pb[1] and len(series) == 2:
+        st.caption("Both pickers hold the same model.")
+    if series:
+        colors = lf.model_colors(schemes)
+        fig = lf.gaps_figure([(lab, v, c) for (lab, v), c in zip(series, colors)],
+                             "gap (relative to the layer's step)")
+        st.plotly_chart(fig, key="l_gaps", **CHART)
+        if measure == "commutator":
+            cm.explain("A bar of 0.3 means: swapping the order of attention and FFN in that layer moves a token by "
+                       "30 % of the distance the layer moves it. Colours: the scheme each model's layers use "
+                       "(orange Lie–Trotter = Transformer, green Strang–Marchuk = Macaron).")
+        else:
+            cm.explain("How far the layer as trained lands from the same sub-layers run attention-first, relative to "
+                       "the layer's step. A Transformer layer already runs attention first, so its bars are 0.")
+    elif (text or "").strip() and (pa is not None or pb is not None):
+        st.info("Nothing to measure yet: pick a model that loads and a sentence it can read.", icon=":material/info:")
+    with st.expander("What this shows, and what it does not", expanded=False):
+        st.markdown(
+            "- **It is a commutator of two maps on real token states**: the layer's attention sub-steps as one map, "
+            "its FFN sub-steps as the other, applied to the states that actually enter that layer for this "
+            "sentence. A small gap means the order of the sub-layers barely matters there.\n"
+            "- **It does not prove an error order.** The splitting theorems are about the limit γ → 0 of one fixed "
+            "ODE. A trained network has a fixed, large step (one layer), different F and G in every layer, "
+            "layer normalisation, and no exact flow to compare against: there is no 'true solution' whose error "
+            "we could measure.\n"
+            "- **The two models are trained separately.** Their attention and FFN are different functions, so the "
+            "bars compare two networks, not two schemes applied to one ODE. Which model is more accurate on text "
+            "is a question for its validation loss, not for this chart.\n"
+            "- **One sentence, mean over tokens.** Try several; the [CLS] and [SEP] tokens are included.")
+    return url
+
+
+def _url_model(pick, names) -> str | None:
+    if pick is None:
+        return None
+    return pick[0] if pick[0] in names else pick[1]
+
+
+def render() -> None:
+    o = sidebar()
+    url = dict(sys=o["kind"], sub=o["solver"], beta=f"{o['beta']:g}", np=o["n"], T=f"{o['horizon']:g}",
+               steps=o["n_steps"], show=",".join(s for s in lf.SCHEME_ORDER if s in o["shown"]), mag=o["magnify"])
+    st.session_state["l_show"] = url["show"]
+    section_particles(o)
+    section_orders(o)
+    url.update(section_networks() or {})
+    cm.sync_url(url)
+
+
+render()

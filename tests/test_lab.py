@@ -1,0 +1,341 @@
+"""Splitting lab: the figure builders (app.lab_figures) and the Streamlit page (app/pages/lab.py).
+
+The page tests drive app/main.py with AppTest on the tiny random models of conftest.py and walk
+every widget: systems × sub-flow solvers, every slider at both ends, the scheme list, the
+magnifier, the commutator section (sentence, presets, model pickers, measures) and no models.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from app import lab_figures as lf
+from macaron import toy
+
+ROOT = Path(__file__).resolve().parent.parent
+MAIN = str(ROOT / "app" / "main.py")
+OKABE_ITO = {"#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"}
+
+
+def validated(fig: go.Figure) -> go.Figure:
+    """Rebuild with Plotly's validation on: raises on any invalid property (the builders skip it)."""
+    return go.Figure(fig.to_dict())
+
+
+# ---- figures ----------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def linear_paths():
+    system = toy.linear_system(n=12, beta=1.0)
+    x0 = toy.initial_positions(12, 2)
+    paths = toy.particle_paths(system, x0, horizon=1.0, n_steps=5, solver="euler")
+    dense_t = np.linspace(0, 1, 21)
+    dense = np.concatenate([x0[None], system.flows(toy.FULL, dense_t[1:], x0)])
+    return paths, dense_t, dense
+
+
+@pytest.fixture(scope="module")
+def linear_study():
+    return toy.convergence_study(toy.linear_system(n=16), toy.initial_positions(16, 2))
+
+
+def test_one_colour_marker_and_dash_per_scheme():
+    styles = [lf.style(s) for s in lf.SCHEME_ORDER]
+    assert set(lf.SCHEME_ORDER) == set(toy.TOY_SCHEMES)
+    assert len({s.color for s in styles}) == len(styles)
+    assert len({s.symbol for s in styles}) == len(styles)
+    assert {s.color for s in styles} | {lf.EXACT_COLOR} <= OKABE_ITO  # colour-blind safe
+    assert lf.style("lie-trotter").layer == "Transformer layer" and lf.style("strang").layer == "Macaron layer"
+    assert lf.style("nonsense").color  # unknown schemes still draw
+
+
+def test_particles_animation_frames_readout_and_magnifier(linear_paths):
+    paths, dense_t, dense = linear_paths
+    fig = lf.particles_animation(paths, dense_t, dense, magnify=5)
+    validated(fig)
+    K = len(paths.times)
+    assert len(fig.frames) == K == 6
+    # the animation starts on the last step, where the errors have piled up
+    assert fig.layout.sliders[0].active == K - 1
+    names = [s for s in lf.SCHEME_ORDER if s in paths.schemes]
+    for f, frame in enumerate(fig.frames):
+        assert len(frame.data) == len(frame.traces)
+        title = frame.layout.title.text
+        assert f"step {f} of {K - 1}" in title
+        for s in names:
+            err = lf.rms(paths.schemes[s][f], paths.exact[f])
+            assert f"{lf.style(s).short}</b> {err:.3g}" in title
+    # scheme markers sit at exact + 5·(scheme − exact)
+    last = fig.frames[-1]
+    markers = {d.name.split(" (")[0]: d for d in last.data if d.mode == "markers" and d.xaxis == "x"}
+    lt = markers[lf.style("lie-trotter").short]
+    want = paths.exact[-1] + 5 * (paths.schemes["lie-trotter"][-1] - paths.exact[-1])
+    assert np.allclose(lt.x, want[:, 0], atol=1e-4) and np.allclose(lt.y, want[:, 1], atol=1e-4)
+    assert any("×5" in a.text for a in fig.layout.annotations)
+    # the error chart holds the true errors, one line per scheme
+    lines = [d for d in fig.data if d.xaxis == "x2" and d.mode == "lines+markers"]
+    assert len(lines) == len(names)
+    for d in lines:
+        s = next(k for k in names if lf.style(k).short == d.name)
+        assert np.allclose(d.y, lf.rms(paths.schemes[s], paths.exact), atol=1e-5)
+    # one legend entry per scheme plus the exact flow
+    legend = [d.name for d in fig.data if d.showlegend is not False]
+    assert len(legend) == len(names) + 1 and "exact flow" in legend
+
+
+def test_particles_animation_edge_cases():
+    # one step, two particles, no scheme selected, an elongated cloud
+    exact = np.zeros((2, 2, 2))
+    exact[:, 1] = [[0.0, 10.0], [0.1, 12.0]]
+    bare = toy.ParticlePaths(np.array([0.0, 0.5]), exact, {})
+    fig = validated(lf.particles_animation(bare))
+    assert len(fig.frames) == 2
+    assert fig.layout.yaxis.scaleanchor is None  # 1 : 12 cloud: axes freed, and the plot says so
+    assert any("not to the same scale" in a.text for a in fig.layout.annotations)
+    round_cloud = toy.ParticlePaths(np.array([0.0, 0.5]), np.random.default_rng(0).normal(size=(2, 5, 2)),
+                                    {"strang": np.random.default_rng(1).normal(size=(2, 5, 2))})
+    fig = validated(lf.particles_animation(round_cloud, start=0))
+    assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.sliders[0].active == 0
+
+
+def test_five_schemes_wrap_the_readout(linear_paths):
+    paths, dense_t, dense = linear_paths
+    assert len(paths.schemes) == 5
+    fig = lf.particles_animation(paths, dense_t, dense)
+    assert fig.layout.title.text.count("<br>") == 2  # 3 schemes, then 2, under the time line
+    assert fig.layout.margin.t > lf.ANIM_TOP
+
+
+def test_convergence_figure_slopes_guides_and_axes(linear_study):
+    for solver in ("exact", "euler"):
+        fig = validated(lf.convergence_figure(linear_study, solver, ["lie-trotter", "strang", "unsplit"]))
+        named = [d for d in fig.data if d.showlegend]
+        for d in named:
+            scheme = next(s for s in lf.SCHEME_ORDER if d.name.startswith(lf.style(s).short + " ("))
+            local = f"{linear_study.local_slope[scheme][solver]:.2f}"
+            glob = f"{linear_study.global_slope[scheme][solver]:.2f}"
+            assert f"slope local {local}, global {glob}" in d.name
+        # unsplit Euler exists with Euler sub-steps only
+        assert len(named) == (2 if solver == "exact" else 3)
+        guides = {a.text for a in fig.layout.annotations if "∝" in a.text}
+        assert guides == {"<b>∝ γ¹</b>", "<b>∝ γ²</b>", "<b>∝ γ³</b>"}
+        assert fig.layout.xaxis.type == fig.layout.yaxis.type == fig.layout.xaxis2.type == "log"
+        ys = np.concatenate([np.asarray(d.y, float) for d in fig.data])
+        assert np.all(np.isfinite(ys)) and np.all(ys > 0)
+        # guides run under every curve of their panel
+        for xa in ("x", "x2"):
+            data = [np.asarray(d.y) for d in fig.data if d.xaxis == xa and d.mode == "lines+markers"]
+            guide = [np.asarray(d.y) for d in fig.data if d.xaxis == xa and d.mode == "lines"]
+            assert guide and all((g <= c + 1e-300).all() for g in guide for c in data)
+    # measured slopes match the theory for exact sub-flows (the figure shows what Theorem 1 says)
+    assert abs(linear_study.local_slope["strang"]["exact"] - 3) < 0.25
+    assert abs(linear_study.local_slope["lie-trotter"]["exact"] - 2) < 0.25
+
+
+def test_round_off_errors_read_exact_not_as_a_slope():
+    study = toy.convergence_study(toy.commuting_system(n=8), toy.initial_positions(8, 2))
+    fig = validated(lf.convergence_figure(study, "exact"))
+    assert all("slope local exact, global exact" in d.name for d in fig.data if d.showlegend)
+    assert np.isfinite(fig.layout.yaxis.range).all()
+    rows = lf.slope_rows(study)
+    assert rows[0]["local slope"].startswith("exact")
+    # β = 0: the linear F vanishes, every splitting is exact with exact sub-flows
+    study0 = toy.convergence_study(toy.linear_system(n=8, beta=0.0), toy.initial_positions(8, 2))
+    validated(lf.convergence_figure(study0, "exact"))
+    validated(lf.convergence_figure(study0, "euler"))
+
+
+def test_slope_rows(linear_study):
+    rows = lf.slope_rows(linear_study)
+    assert len(rows) == 4 + 5  # exact: four splittings; Euler: those and unsplit
+    assert set(rows[0]) == {"scheme", "network layer", "sub-flows", "local slope", "global slope",
+                            "error at finest γ"}
+    strang = next(r for r in rows if r["network layer"] == "Macaron layer" and r["sub-flows"] == "exact")
+    assert strang["local slope"].endswith("(γ³)") and strang["global slope"].endswith("(γ²)")
+    assert len(lf.slope_rows(linear_study, ["strang"])) == 2
+
+
+def test_gaps_figure_and_model_colours():
+    fig = validated(lf.gaps_figure([("T", np.array([0.1, 0.2, 0.3]), "#E69F00"),
+                                    ("M", np.array([0.05, 0.1]), "#009E73")], "gap"))
+    assert fig.layout.barmode == "group" and [len(d.y) for d in fig.data] == [3, 2]
+    assert list(fig.data[0].x) == ["layer 1", "layer 2", "layer 3"]
+    assert fig.layout.yaxis.range[1] >= 0.3
+    validated(lf.gaps_figure([], "gap"))
+    validated(lf.gaps_figure([("zero", np.zeros(2), "#444444")], "gap"))
+    assert lf.model_colors(["transformer", "macaron"]) == [lf.style("lie-trotter").color, lf.style("strang").color]
+    assert lf.model_colors(["macaron", "macaron"]) == list(lf.SLOT_COLORS)  # no borrowed scheme colour
+    assert lf.model_colors(["bert", "transformer"]) == list(lf.SLOT_COLORS)
+
+
+def test_nice_ticks():
+    assert lf.nice_ticks(0.004, 0.1) == [0.005, 0.01, 0.02, 0.05, 0.1]
+    assert lf.nice_ticks(1 / 45, 0.25) == [0.05, 0.1, 0.2]
+
+
+def test_figures_export_to_html(linear_paths, linear_study):
+    paths, dense_t, dense = linear_paths
+    for fig in (lf.particles_animation(paths, dense_t, dense), lf.convergence_figure(linear_study, "exact"),
+                lf.gaps_figure([("T", np.ones(2), "#E69F00")], "gap")):
+        assert "<html>" in fig.to_html(include_plotlyjs=False)
+
+
+# ---- the page ---------------------------------------------------------------------------------------
+def _lab(timeout: float = 60):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(MAIN, default_timeout=timeout)
+    at.run()
+    at.switch_page("pages/lab.py")
+    at.run()
+    return at
+
+
+def _clean(at) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _charts(at) -> int:
+    return len(at.get("plotly_chart"))
+
+
+@pytest.fixture(scope="module")
+def lab(app_env):
+    at = _lab()
+    _clean(at)
+    return at
+
+
+def test_page_renders_all_three_sections(lab):
+    assert lab.title[0].value.startswith("Splitting lab")
+    headers = [h.value for h in lab.header]
+    assert any(h.startswith("1 ·") for h in headers) and any(h.startswith("3 ·") for h in headers)
+    assert _charts(lab) == 3  # particles, log-log orders, commutator bars
+    assert len(lab.latex) >= 8  # the equations beside each picture
+    assert lab.radio(key="l_sys").value == "linear"  # the fast system by default
+    assert lab.radio(key="l_sub").value == "exact"
+    assert "Theorem 1" in lab.info[0].value
+    assert len(lab.dataframe) == 1
+
+
+def test_every_system_and_solver(lab):
+    for kind in ("attention", "commuting", "linear"):
+        for solver in ("euler", "exact"):
+            lab.radio(key="l_sys").set_value(kind)
+            lab.radio(key="l_sub").set_value(solver).run()
+            _clean(lab)
+            assert _charts(lab) == 3
+            text = " ".join(i.value for i in lab.info)
+            if kind == "commuting" and solver == "exact":
+                assert "exact here" in text
+            elif solver == "euler":
+                assert "does **not** raise the order" in text
+    assert lab.radio(key="l_sub").value == "exact"
+
+
+def test_sliders_at_both_ends(lab):
+    ends = {"l_beta": (0.0, 3.0), "l_n": (2, 96), "l_T": (0.5, 4.0), "l_steps": (1, 40)}
+    for key, (lo, hi) in ends.items():
+        for v in (lo, hi):
+            lab.slider(key=key).set_value(v).run()
+            _clean(lab)
+            assert _charts(lab) == 3
+        lab.slider(key=key).set_value({"l_beta": 1.0, "l_n": 24, "l_T": 1.0, "l_steps": 8}[key]).run()
+    # the extreme corner, on the slow system with Euler sub-steps
+    lab.radio(key="l_sys").set_value("attention")
+    lab.radio(key="l_sub").set_value("euler")
+    lab.slider(key="l_beta").set_value(3.0)
+    lab.slider(key="l_n").set_value(2)
+    lab.slider(key="l_steps").set_value(1).run()
+    _clean(lab)
+    for key, v in (("l_sys", "linear"), ("l_sub", "exact")):
+        lab.radio(key=key).set_value(v)
+    lab.slider(key="l_beta").set_value(1.0)
+    lab.slider(key="l_n").set_value(24)
+    lab.slider(key="l_steps").set_value(8).run()
+    _clean(lab)
+
+
+def test_scheme_list_and_magnifier(lab):
+    lab.multiselect(key="l_show_ms").set_value([]).run()
+    _clean(lab)
+    assert any("Pick at least one scheme" in i.value for i in lab.info)
+    assert _charts(lab) == 2  # the animation shows the exact flow alone; no log-log plot without a scheme
+    lab.multiselect(key="l_show_ms").set_value(["unsplit"]).run()  # exists with Euler sub-steps only
+    _clean(lab)
+    assert any("unsplit Euler exists only with Euler" in i.value for i in lab.info)
+    lab.multiselect(key="l_show_ms").set_value(list(lf.SCHEME_ORDER)).run()
+    _clean(lab)
+    assert _charts(lab) == 3
+    for m in (1, 20, 10):
+        lab.select_slider(key="l_mag").set_value(m).run()
+        _clean(lab)
+    lab.multiselect(key="l_show_ms").set_value(["lie-trotter", "strang", "unsplit"]).run()
+    _clean(lab)
+
+
+def test_commutator_section_widgets(lab):
+    assert lab.text_input(key="l_text").value  # a default sentence
+    assert lab.selectbox(key="l_a").value == "tiny-transformer"
+    assert lab.selectbox(key="l_b").value == "tiny-macaron"
+    lab.radio(key="l_measure").set_value("trained_vs_f_first").run()
+    _clean(lab)
+    assert _charts(lab) == 3
+    lab.radio(key="l_measure").set_value("commutator").run()
+    lab.selectbox(key="l_preset").set_value("bank (river)").run()
+    _clean(lab)
+    assert "river" in lab.text_input(key="l_text").value
+    lab.text_input(key="l_text").set_value("").run()  # nothing to read: a hint, not a traceback
+    _clean(lab)
+    assert _charts(lab) == 2 and any("Type a sentence" in i.value for i in lab.info)
+    lab.text_input(key="l_text").set_value("ü ☃ ✓").run()  # odd characters: whatever the model says, no crash
+    assert not lab.exception
+    lab.text_input(key="l_text").set_value("the cat sat on the mat .").run()
+    _clean(lab)
+    assert _charts(lab) == 3
+    lab.selectbox(key="l_b").set_value("tiny-transformer").run()  # one scheme twice: slot colours
+    _clean(lab)
+    assert _charts(lab) == 3
+    lab.selectbox(key="l_b").set_value("Your own model folder…").run()  # no folder yet: an info
+    _clean(lab)
+    assert any("Type the path" in i.value for i in lab.info)
+    lab.text_input(key="l_b_folder").set_value("/no/such/folder").run()  # a bad folder: a clear error
+    assert not lab.exception and any("could not be loaded" in e.value for e in lab.error)
+    assert _charts(lab) == 3  # the Transformer's bars still show
+    lab.selectbox(key="l_b").set_value("tiny-macaron").run()
+    _clean(lab)
+
+
+def test_no_models_still_runs_the_toy_lab(app_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("MACARON_MODELS_DIR", str(tmp_path))
+    at = _lab()
+    assert not at.exception
+    assert any("No model found" in w.value for w in at.warning)
+    assert _charts(at) == 2  # particles and orders; no bars
+    assert at.slider(key="l_steps").value == 8
+
+
+def test_url_sets_the_view(app_env):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(MAIN, default_timeout=60)  # as if a shared link had been opened
+    at.query_params.update(sys="attention", sub="euler", steps="5", mag="2", show="strang,unsplit", beta="9")
+    at.run()
+    at.switch_page("pages/lab.py")
+    at.run()
+    _clean(at)
+    assert at.radio(key="l_sys").value == "attention" and at.radio(key="l_sub").value == "euler"
+    assert at.slider(key="l_steps").value == 5 and at.select_slider(key="l_mag").value == 2
+    assert at.multiselect(key="l_show_ms").value == ["strang", "unsplit"]
+    assert at.slider(key="l_beta").value == 1.0  # out of range: the default
+
+
+def test_page_has_no_stray_widget_keys():
+    """Every widget key in the page is namespaced l_… (pages share one session state)."""
+    src = (ROOT / "app" / "pages" / "lab.py").read_text()
+    keys = re.findall(r'key="([^"]+)"', src)
+    assert keys and all(k.startswith("l_") for k in keys)
