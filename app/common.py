@@ -19,6 +19,7 @@ import streamlit as st
 
 import macaron
 from macaron import CheckpointError, InputError
+from macaron.checkpoint import read_json
 
 from . import analysis as an
 
@@ -111,12 +112,7 @@ def default_pair(names: list[str]) -> tuple[str | None, str | None]:
 def detect_format(folder: Path) -> str:
     """'macaron' (our checkpoints) or 'hf-bert' (a Hugging Face BERT folder), from config.json."""
     cfg_file = folder / "config.json"
-    if not cfg_file.is_file():
-        raise CheckpointError(f"{cfg_file}: file is missing (is this a model folder?)")
-    try:
-        cfg = json.loads(cfg_file.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CheckpointError(f"{cfg_file}: not valid JSON ({e})") from None
+    cfg = read_json(cfg_file)
     if not isinstance(cfg, dict):
         raise CheckpointError(f"{cfg_file}: expected a JSON object")
     if "scheme" in cfg:

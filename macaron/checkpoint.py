@@ -79,7 +79,7 @@ def default_card(model) -> str:
 
 
 # ---- loading --------------------------------------------------------------------------
-def _read_json(file: Path) -> dict:
+def read_json(file: Path) -> dict:
     if not file.is_file():
         raise CheckpointError(f"{file}: file is missing")
     try:
@@ -91,7 +91,7 @@ def _read_json(file: Path) -> dict:
 def read_config(folder: Path) -> ModelConfig:
     file = folder / "config.json"
     try:
-        return ModelConfig.from_dict(_read_json(file))
+        return ModelConfig.from_dict(read_json(file))
     except (TypeError, ValueError) as e:
         raise CheckpointError(f"{file}: {e}") from None
 
@@ -115,7 +115,7 @@ def read_tokenizer(folder: Path, vocab_size: int) -> Tokenizer | None:
 def read_weights(folder: Path) -> dict[str, torch.Tensor]:
     """All tensors of the folder, shards merged and split tensors joined."""
     if (folder / INDEX).exists():
-        index = _read_json(folder / INDEX)
+        index = read_json(folder / INDEX)
         files = sorted(set(index.get("weight_map", {}).values()))
         if not files:
             raise CheckpointError(f"{folder / INDEX}: lists no weight files")
@@ -153,7 +153,7 @@ def load(path_or_name, device: str | torch.device | None = None):
     from .model import Encoder
 
     folder = resolve(path_or_name)
-    if "model_type" in _read_json(folder / "config.json"):
+    if "model_type" in read_json(folder / "config.json"):
         return from_hf_bert(folder, device)
     config = read_config(folder)
     if not config.name:

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import torch
 
-from .checkpoint import CheckpointError, _read_json, read_tokenizer, read_weights
+from .checkpoint import CheckpointError, read_json, read_tokenizer, read_weights
 from .config import ModelConfig
 
 HF_ACTIVATION = {"gelu": "gelu", "relu": "relu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh"}
 
 
 def _config(folder: Path) -> ModelConfig:
-    hf = _read_json(folder / "config.json")
+    hf = read_json(folder / "config.json")
     if hf.get("model_type") not in ("bert", None) or hf.get("position_embedding_type", "absolute") != "absolute":
         raise CheckpointError(f"{folder / 'config.json'}: model_type {hf.get('model_type')!r} with "
                               f"{hf.get('position_embedding_type')!r} positions is not a BERT encoder we can map")

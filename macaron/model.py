@@ -9,6 +9,7 @@ from typing import Sequence
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from .config import ModelConfig
@@ -118,7 +119,7 @@ class Encoder(nn.Module):
     def head(self, hidden):  # [..., d] -> [..., V]
         if not self.has_mlm_head:
             raise RuntimeError("this model has no masked-language-model head (its checkpoint did not ship one)")
-        return self.mlm_transform(hidden) @ self.token_embedding.weight.T + self.mlm_bias
+        return F.linear(self.mlm_transform(hidden), self.token_embedding.weight, self.mlm_bias)  # one fused call
 
     # ---- public, per sentence --------------------------------------------------------
     def encode(self, token_ids) -> torch.Tensor:
