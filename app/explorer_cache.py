@@ -193,9 +193,9 @@ def paths(kind: str, n: int, beta: float, horizon: float, n_steps: int, solver: 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def toy_animation(kind: str, n: int, beta: float, horizon: float, n_steps: int, solver: str,
-                  shown: tuple[str, ...], magnify: int):
+                  shown: tuple[str, ...], magnify: int, height: int = 620):
     """The lab's animation figure, built once per view (a large one takes most of a second to
     assemble), and the paths it shows."""
     p, dense_t, dense = paths(kind, n, beta, horizon, n_steps, solver)
     visible = toy.ParticlePaths(p.times, p.exact, {s: v for s, v in p.schemes.items() if s in shown}, p.solver)
-    return plot.toy_particles(visible, dense_t, dense, magnify=magnify), visible
+    return plot.toy_particles(visible, dense_t, dense, magnify=magnify, height=height), visible

@@ -28,6 +28,7 @@ st.set_page_config(page_title="Macaron Explorer", page_icon=":material/scatter_p
 st.html("""<style>
 [data-testid="stMainBlockContainer"] {padding: 1.6rem 2rem 3rem 2rem;}
 [data-testid="stMainBlockContainer"] h1 {font-size: 1.7rem; padding: 0 0 0.1rem 0;}
+[data-testid="stMainBlockContainer"] h2 {font-size: 1.45rem; padding: 0.9rem 0 0.3rem 0;}
 [data-testid="stMainBlockContainer"] h3 {padding-top: 1.2rem;}
 </style>""")
 if state.presenting():  # for a projector: no sidebar, everything larger

@@ -28,6 +28,7 @@ VIEWS = [
     ("compare-playing", f"/compare?s={urllib.parse.quote(SENTENCE)}", 4200),
     ("compare-overlay", f"/compare?s={urllib.parse.quote(SENTENCE)}&view=overlay&t=3", None),
     ("lab", "/lab", None),
+    ("lab-playing", "/lab", 2500),
     ("dynamics", "/dynamics", None),  # its measures over the sentence set take a while: shot once drawn
 ]
 EXTRA = [  # presenter mode and a lesson step, on the classroom screen only

@@ -224,6 +224,19 @@ def test_sentence_plot_and_play_fit_the_first_screen(server, browser, size, path
         pg.close()
 
 
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)])
+def test_lab_plane_and_play_fit_the_first_screen(server, browser, size):
+    url, _ = server
+    pg = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    try:
+        pg.goto(f"{url}/lab")
+        settle(pg)
+        no_errors(pg)
+        fits(pg, ".js-plotly-plot", ".js-plotly-plot .updatemenu-button")
+    finally:
+        pg.close()
+
+
 def test_thirty_labels_drawn_without_overlap(server, browser):
     url, _ = server
     long = ("after the long meeting , the tired engineers walked slowly to the small cafe near the old station "

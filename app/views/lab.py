@@ -27,10 +27,10 @@ CHART = dict(config=dict(displaylogo=False), theme=None)  # our fonts: readable 
 # ---- page -------------------------------------------------------------------------------------------
 state.header(
     "Splitting lab: why Macaron's half steps help",
-    "Tokens are particles moving by $\\dot x_i = F(x_i, [x_1..x_n]) + G(x_i)$: **F = diffusion** (self-attention: "
-    "each particle moves because of the others), **G = convection** (the FFN: each particle on its own). A layer takes one step "
-    "**γ**, running F and G one after the other. Here the same schemes run on small systems in the plane whose "
-    "**exact** motion is known, so their errors are measured, not argued. Settings are in the sidebar.")
+    "Particles move by $\\dot x_i = F(x_i, [x_1..x_n]) + G(x_i)$, **F = diffusion** (attention), **G = convection** "
+    "(the FFN), one after the other in a step **γ**. On small systems whose **exact** motion is known, the "
+    "schemes' errors are measured, not argued.")
+ANIMATION_HEIGHT = 530  # with the title, intro and heading, the plane and its ▶ Play fit a 1280×720 screen
 
 
 def sidebar() -> dict:
@@ -83,7 +83,7 @@ def section_particles(o: dict) -> None:
     if not shown:
         st.info("Pick at least one scheme in the sidebar to compare with the exact flow.", icon=":material/info:")
     fig, visible = cache.toy_animation(o["kind"], o["n"], o["beta"], o["horizon"], o["n_steps"], o["solver"],
-                                       tuple(shown), o["magnify"])
+                                       tuple(shown), o["magnify"], ANIMATION_HEIGHT)
     st.plotly_chart(fig, key="l_anim", **CHART)
     if "unsplit" in shown and o["solver"] == "exact":
         st.caption("Unsplit Euler appears with Euler sub-steps only: with exact sub-flows, the unsplit step "
