@@ -13,7 +13,7 @@ from typing import Callable, NamedTuple
 import streamlit as st
 
 import macaron
-from macaron.checkpoint import PRETRAINED
+from macaron.checkpoint import PRETRAINED, default_pair
 from macaron.schemes import get_scheme
 
 CUSTOM = "Your own model folder…"
@@ -157,22 +157,6 @@ def allowed_folder(text: str) -> str | None:
         return None
     folder = Path(text.strip()).expanduser().resolve()
     return str(folder) if any(folder.is_relative_to(root) for root in roots) else None
-
-
-def default_pair(names: list[str]) -> tuple[str | None, str | None]:
-    """(Transformer, Macaron) defaults: names containing 'transformer' / 'macaron', '-small'
-    preferred over '-mini', then anything else."""
-    def pick(word, avoid=None):
-        cands = [n for n in names if word in n.lower() and n != avoid]
-        for size in ("-small", "-mini", ""):
-            for n in cands:
-                if size in n.lower():
-                    return n
-        return None
-
-    a = pick("transformer") or (names[0] if names else None)
-    b = pick("macaron", avoid=a) or next((n for n in names if n != a), a)
-    return a, b
 
 
 def default_paths() -> tuple[str, ...]:

@@ -34,7 +34,6 @@ import macaron
 from macaron import analysis, plot
 from results import write_section
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "app"))
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -161,10 +160,8 @@ def browser_enter_to_figure(repeats: int, n_tokens: int = 32) -> tuple[list[floa
     before and after."""
     from playwright.sync_api import sync_playwright
 
-    import explorer_state  # the app's own choice of default model
-
-    default = explorer_state.default_pair(list(explorer_state.model_paths()))[0]
-    tokenizer = macaron.load(explorer_state.model_paths()[default], device="cpu").tokenizer
+    default = macaron.default_pair(macaron.available())[0]  # the model the app opens first
+    tokenizer = macaron.load(default, device="cpu").tokenizer
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("MACARON_MODELS", "MACARON_MODELS_DIR")}
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app/main.py", "--server.headless", "true",

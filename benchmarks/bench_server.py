@@ -62,6 +62,7 @@ DRAWN = """([kind, word]) => new Promise(resolve => {
     const watch = new MutationObserver(() => { if (has()) { watch.disconnect(); done(); } });
     watch.observe(document.documentElement, {childList: true, subtree: true, characterData: true});
 })"""
+FIRST_SENTENCE = "the capital of france is [MASK] ."  # the sentence the app opens with
 PARTICLES, COMPARE = "sub-step", "layer time"  # in the title of each page's animation
 
 
@@ -345,16 +346,13 @@ def main() -> None:
     ap.add_argument("--write", action="store_true", help="write the section of benchmarks/RESULTS.md")
     args = ap.parse_args()
 
-    sys.path.insert(0, str(ROOT / "app"))
     import macaron
-    import explorer_state
 
     env = {k: v for k, v in os.environ.items() if k not in ("MACARON_MODELS", "MACARON_MODELS_DIR")}
-    names = list(explorer_state.model_paths())
-    default = explorer_state.default_pair(names)[0]
-    tok = macaron.load(explorer_state.model_paths()[default], device="cpu").tokenizer
-    all_words = words_for(tok, args.sessions * args.waves, explorer_state.DEFAULT_SENTENCE)
-    first_word = "france"  # in the default sentence: the first figure a session draws
+    default = macaron.default_pair(macaron.available())[0]  # the model the app opens first
+    tok = macaron.load(default, device="cpu").tokenizer
+    all_words = words_for(tok, args.sessions * args.waves, FIRST_SENTENCE)
+    first_word = "france"  # in the app's default sentence: the first figure a session draws
     rows, rss_after = [], []
     load0 = os.getloadavg()[0]
     with server(env, Path("/tmp/bench_server.log")) as (url, pid):

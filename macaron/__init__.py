@@ -4,7 +4,7 @@ Tokens are particles, layers are time steps, and a layer is a splitting scheme:
 Lie–Trotter for the Transformer, Strang–Marchuk for Macaron (Lu et al., 2019).
 What the app shows is in macaron.analysis (numbers) and macaron.plot (figures).
 """
-from .checkpoint import CheckpointError, available, load
+from .checkpoint import CheckpointError, available, default_pair, load
 from .config import ModelConfig
 from .hf import from_hf_bert
 from .model import Encoder, InputError, build
@@ -13,5 +13,5 @@ from .schemes import ATT_FFN_ATT, LIE_TROTTER, SCHEMES, STRANG, Scheme, Sub, get
 from .trajectory import Step, Trajectory
 
 __all__ = ["ATT_FFN_ATT", "CheckpointError", "Encoder", "InputError", "LIE_TROTTER", "ModelConfig", "SCHEMES",
-           "STRANG", "Scheme", "Step", "Sub", "Trajectory", "available", "build", "from_hf_bert", "get_scheme",
-           "load", "set_threads"]
+           "STRANG", "Scheme", "Step", "Sub", "Trajectory", "available", "build", "default_pair", "from_hf_bert",
+           "get_scheme", "load", "set_threads"]

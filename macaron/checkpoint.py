@@ -41,6 +41,22 @@ def available() -> list[str]:
     return sorted(p.name for p in PRETRAINED.glob("*") if (p / "config.json").is_file())
 
 
+def default_pair(names: list[str]) -> tuple[str | None, str | None]:
+    """The pair the explorer opens first, (Transformer, Macaron): names containing 'transformer' /
+    'macaron', '-small' preferred over '-mini', then anything else. default_pair(available())."""
+    def pick(word, avoid=None):
+        cands = [n for n in names if word in n.lower() and n != avoid]
+        for size in ("-small", "-mini", ""):
+            for n in cands:
+                if size in n.lower():
+                    return n
+        return None
+
+    a = pick("transformer") or (names[0] if names else None)
+    b = pick("macaron", avoid=a) or next((n for n in names if n != a), a)
+    return a, b
+
+
 # ---- saving ---------------------------------------------------------------------------
 def _split_large(state: dict, limit: int) -> dict:
     out = {}

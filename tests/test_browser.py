@@ -11,20 +11,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
+import urllib.parse
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench_server import ARGS, CHROMIUM, server as app_server  # noqa: E402  (benchmarks/ is not a package)
 
 pytestmark = [
     pytest.mark.skipif(not Path(CHROMIUM).exists() and not shutil.which("chromium"), reason="no Chromium"),
@@ -32,41 +28,14 @@ pytestmark = [
 playwright_api = pytest.importorskip("playwright.sync_api")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(models_dir, tmp_path_factory):
-    port = free_port()
+    """`streamlit run app/main.py` on the suite's tiny models, started as the server benchmark starts it."""
     log = tmp_path_factory.mktemp("server") / "streamlit.log"
-    env = dict(os.environ, MACARON_MODELS_DIR=str(models_dir), PYTHONUNBUFFERED="1")
-    env.pop("MACARON_MODELS", None)
-    with open(log, "w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app/main.py", "--server.headless", "true",
-             "--server.port", str(port), "--browser.serverAddress", "localhost"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://localhost:{port}"
-    try:
-        for _ in range(120):
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail(f"the server did not start:\n{log.read_text()}")
+    env = {k: v for k, v in os.environ.items() if k != "MACARON_MODELS"}
+    env["MACARON_MODELS_DIR"] = str(models_dir)
+    with app_server(env, log) as (url, _):
         yield url, log
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture(scope="module")
@@ -211,28 +180,16 @@ def test_particles_play_and_slider_redraw_every_panel_on_one_clock(server, page)
 
 
 @pytest.mark.parametrize("size", [(1280, 720), (1024, 768)])
-@pytest.mark.parametrize("path, sentence", [("/", "Sentence"), ("/compare", "Sentence")])
-def test_sentence_plot_and_play_fit_the_first_screen(server, browser, size, path, sentence):
+@pytest.mark.parametrize("path, first", [("/", "input[aria-label='Sentence']"),
+                                         ("/compare", "input[aria-label='Sentence']"), ("/lab", None)])
+def test_the_first_screen_holds_the_sentence_the_plot_and_play(server, browser, size, path, first):
     url, _ = server
     pg = browser.new_page(viewport={"width": size[0], "height": size[1]})
     try:
         pg.goto(f"{url}{path}")
         settle(pg)
         no_errors(pg)
-        fits(pg, f"input[aria-label='{sentence}']", ".js-plotly-plot", ".js-plotly-plot .updatemenu-button")
-    finally:
-        pg.close()
-
-
-@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)])
-def test_lab_plane_and_play_fit_the_first_screen(server, browser, size):
-    url, _ = server
-    pg = browser.new_page(viewport={"width": size[0], "height": size[1]})
-    try:
-        pg.goto(f"{url}/lab")
-        settle(pg)
-        no_errors(pg)
-        fits(pg, ".js-plotly-plot", ".js-plotly-plot .updatemenu-button")
+        fits(pg, *([first] if first else []), ".js-plotly-plot", ".js-plotly-plot .updatemenu-button")
     finally:
         pg.close()
 
@@ -244,7 +201,7 @@ def test_thirty_labels_drawn_without_overlap(server, browser):
     for size in ((1024, 768), (1920, 1080)):
         pg = browser.new_page(viewport={"width": size[0], "height": size[1]})
         try:
-            pg.goto(f"{url}/particles?s={urllib.request.quote(long)}&norm=0")  # raw: the embedding is one dot
+            pg.goto(f"{url}/particles?s={urllib.parse.quote(long)}&norm=0")  # raw: the embedding is one dot
             settle(pg)
             for k in (0, 4):
                 if k:
@@ -285,12 +242,12 @@ def test_particles_long_sentence_mask_and_3d(server, page):
     url, _ = server
     long = ("after the long meeting , the tired engineers walked slowly to the small cafe near the old station "
             "and ordered coffee , tea and two slices of cake .")
-    page.goto(f"{url}/particles?s={urllib.request.quote(long)}&mask=8&attr=1&frame=3")
+    page.goto(f"{url}/particles?s={urllib.parse.quote(long)}&mask=8&attr=1&frame=3")
     settle(page)
     no_errors(page)
     assert page.get_by_label("Sentence", exact=True).input_value() == long
     shoot(page, "particles_long_mask")
-    page.goto(f"{url}/particles?s={urllib.request.quote('the capital of france is [MASK] .')}&dim=3D")
+    page.goto(f"{url}/particles?s={urllib.parse.quote('the capital of france is [MASK] .')}&dim=3D")
     settle(page)
     no_errors(page)
     assert '"scatter3d"' in plot_data(page)
@@ -301,7 +258,7 @@ def test_particles_long_sentence_mask_and_3d(server, page):
 def test_html_in_the_sentence_is_shown_not_run(server, page):
     url, _ = server
     evil = "<img src=x onerror=\"window.__xss=1\"><script>window.__xss=2</script> the bank"
-    page.goto(f"{url}/particles?s={urllib.request.quote(evil)}&attr=1")
+    page.goto(f"{url}/particles?s={urllib.parse.quote(evil)}&attr=1")
     settle(page)
     no_errors(page)
     assert page.evaluate("() => window.__xss") is None

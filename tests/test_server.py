@@ -27,6 +27,7 @@ import explorer_state as state  # noqa: E402
 def test_five_sessions_at_once_each_get_their_figures(models_dir, tokenizer, tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("MACARON_MODELS", "MACARON_MODEL_ROOTS")}
     env["MACARON_MODELS_DIR"] = str(models_dir)
+    assert bench.FIRST_SENTENCE == state.DEFAULT_SENTENCE  # the benchmark waits for the app's first figure
     words = bench.words_for(tokenizer, 5, state.DEFAULT_SENTENCE)
     log = tmp_path / "streamlit.log"
     with bench.server(env, log) as (url, _):
