@@ -30,7 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .analysis import SPECIAL_TOKENS, diffusion_steps, standardise
+from .analysis import SPECIAL_TOKENS, diffusion_steps, mean_pairwise_cosine, standardise, unit_rows
 from .model import length_batches
 from .schemes import FULL, SCHEMES, get_scheme
 from .trajectory import Trajectory
@@ -39,14 +39,9 @@ EPS = 1e-12
 
 
 # ---- the token cloud (one state: [T, d], or all states: [S, T, d]) -------------------------
-def unit(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), EPS)
-
-
 def cosine_matrix(x: np.ndarray) -> np.ndarray:
     """[..., T, T] cosine similarity between every pair of tokens."""
-    u = unit(x)
+    u = unit_rows(x)
     return u @ np.swapaxes(u, -1, -2)
 
 
@@ -196,7 +191,7 @@ def measure(traj: Trajectory, normalised: bool = True, beta: float = 1.0, bins: 
     return Measures(
         tokens=list(traj.tokens), times=traj.times, labels=traj.labels,
         clusters=effective_clusters(x), rank_one=rank_one_residual(x), energy=interaction_energy(x, beta),
-        mean_cosine=pair_cosines(x).mean(-1), step=relative_step(traj.states), edges=edges, histogram=hist,
+        mean_cosine=mean_pairwise_cosine(x), step=relative_step(traj.states), edges=edges, histogram=hist,
         diffusion_times=np.array([traj.steps[k].time for k in ks]),
         entropy=attention_entropy(mixing) / np.log(T), attention_rank=attention_effective_rank(mixing) / T,
         ds_gap=doubly_stochastic_gap(mixing), leaders=leaders(traj.mixing) if ks else np.zeros(T),
