@@ -33,8 +33,9 @@ def warm(paths: tuple[str, ...], text: str) -> int:
     """Once per process, before any page: torch and BLAS threads (MACARON_APP_THREADS, else macaron's
     choice), the default models loaded and one sentence traced, projected and drawn, so that the first
     visitors share one load and the lazy imports (scikit-learn, scipy, plotly) are done. Then every
-    object alive leaves the garbage collector's reach: Streamlit collects in full after every script
-    run, which took 0.2 s a run, holding the GIL, with torch, scipy and plotly in memory."""
+    object alive leaves the garbage collector's reach (gc.freeze): a full collection walks only what
+    the pages made since, not torch, scipy and plotly (0.2 s a collection, holding the GIL, before).
+    Streamlit's own full collection after every run is off (.streamlit/config.toml, postScriptGC)."""
     threads = macaron.set_threads(int(os.environ.get("MACARON_APP_THREADS", "0") or 0) or None)
     for path in paths:
         try:

@@ -397,7 +397,8 @@ def write(args, rows, peak, rss_after, server_cpu, client_cpu, wall, load0, defa
     body += ["", f"Server memory: peak RSS {peak:.2f} GiB; after each wave had left and {args.idle:g} s idle: "
              + ", ".join(f"{x:.2f}" for x in rss_after) + f" GiB. CPU: the server used {server_cpu:.0f} s, "
              f"Chromium {client_cpu:.0f} s, in {wall:.0f} s."]
-    write_section(f"Serving a class ({args.sessions} sessions)", "\n".join(body))
+    alone = ", no browser on the server's cores" if args.browsers == 0 else ""  # what the server alone sustains
+    write_section(f"Serving a class ({args.sessions} sessions{alone})", "\n".join(body))
 
 
 if __name__ == "__main__":
