@@ -40,8 +40,9 @@ SCHEMES_SAID = (
 RHYTHM_SAID = (
     "Each bar spans its sub-step's share of layer time, the clock on which layers end at 1, 2, 3, …: Transformer "
     "½ diffusion + ½ convection; Macaron ¼ convection + ½ diffusion + ¼ convection. The shares are not step "
-    "sizes: each half-FFN runs at fraction ½ of the step (x ← x + ½·FFN(LN(x))), attention and a Transformer's "
-    "FFN at the full step. Bar height: mean ‖Δx‖ over particles; grey dots: single particles.")
+    "sizes: each half-FFN runs at fraction ½ of the step (pre-LN x ← x + ½·FFN(LN(x)); post-LN x ← LN(x + "
+    "½·FFN(x))), attention and a Transformer's FFN at the full step. Bar height: mean ‖Δx‖ over particles; grey "
+    "dots: single particles.")
 
 
 # ---- view state in the URL ------------------------------------------------------------------

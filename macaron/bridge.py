@@ -166,7 +166,7 @@ def summary(model, trajectories) -> dict:
         for pair, curves in commutators(model, traj).items():
             kappas.setdefault(pair, []).append(commutator_limit(curves))
         if sum(s.kind == CONVECTION for s in model.config.substeps) == 2:
-            ties.append(half_ffn_tie(model, traj).cosine)
+            ties.append(half_ffn_tie(model, traj))
         for view in ("raw", "normalised"):
             for kind, change in spread_change(traj, view == "normalised").items():
                 spreads.setdefault((view, kind), []).extend(change.tolist())
@@ -174,7 +174,8 @@ def summary(model, trajectories) -> dict:
            "kappa": {pair: np.median(v, axis=0) for pair, v in kappas.items()},
            "contract": {f"{view} {kind}": float(np.mean(np.array(c) < 0)) for (view, kind), c in spreads.items()}}
     if ties:
-        out["tie_cosine"] = np.median(ties, axis=0)
+        out["tie_cosine"] = np.median([t.cosine for t in ties], axis=0)
+        out["tie_difference"] = np.median([t.relative_difference for t in ties], axis=0)
     return out
 
 
@@ -201,6 +202,7 @@ def main(argv=None) -> int:
             print(f"  κ {pair:<20} {fmt(k)}")
         if "tie_cosine" in s:
             print(f"  cos(G₁x, G₂x)     {fmt(s['tie_cosine'])}")
+            print(f"  ‖G₂x−G₁x‖/‖G₁x‖   {fmt(s['tie_difference'])}")
         print("  share of sub-steps that contract: "
               + ", ".join(f"{k} {v:.0%}" for k, v in sorted(s["contract"].items())))
     return 0

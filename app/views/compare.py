@@ -166,7 +166,7 @@ def render() -> None:
         st.plotly_chart(plot.lines_over_depth(series, "mean cos(xᵢ, xⱼ)", colors=colors), key="c_cos",
                         config=dict(displaylogo=False), theme=None)
         state.explain("How aligned the particles are with each other; rising towards 1, they gather into a cluster "
-                      "(rank collapse if it happens too early). Each model in its scheme's colour.")
+                      "(at 1 every particle points the same way). Each model in its scheme's colour.")
     with b2:
         if mode == "sentences":
             shared = sorted({t for t in ta.tokens if t in tb.tokens and t not in analysis.SPECIAL_TOKENS})
@@ -186,8 +186,9 @@ def render() -> None:
                 st.plotly_chart(plot.lines_over_depth([(f"cos(“{word}” in A, “{word}” in B)", times, cos)],
                                                       "cosine similarity", yrange=(min(0.0, cos.min() - 0.05), 1.02)),
                                 key="c_word_fig", config=dict(displaylogo=False), theme=None)
-                state.explain("The same token starts from the same embedding (up to its position); attention lets "
-                              "context pull the two copies apart.")
+                state.explain("The same token starts from the same embedding (up to its position). Only attention reads "
+                              "the other words: the FFN acts on each copy alone, so it can only carry on a "
+                              "difference that attention (or the position) made.")
         else:
             st.markdown("**Cosine clusters**")
             state.init_widget("c_thr", "thr", 0.15, parse=float, valid=lambda v: 0.01 <= v <= 1.0)

@@ -115,7 +115,7 @@ def render() -> None:
                                 **{"leads ÷ chance": round(r.lift, 2)}, tokens=r.occurrences)
                            for r in s.leaders.by_token[:12]], hide_index=True, height=300)
         st.caption("A leader is the token that receives the most attention of one head in one diffusion sub-step; "
-                   "chance is how often a token drawn at random from its sentence would.")
+                   "chance is how often a token drawn at random from its sentence would. *Geshkovski et al. 2023.*")
     with st.expander("Effective rank of the attention"):
         chart("attention_rank", P.attention(sets, "attention_rank", labels))
 
@@ -148,7 +148,8 @@ def render() -> None:
             st.plotly_chart(P.over_depth(extended, "energy", labels, trained_depth=depth), key="d_ext_energy",
                             config=dict(displaylogo=False))
             st.caption(f"The same runs (the last layer {dcache.EXTEND} more times): the energy of the token cloud, "
-                       "as above, past the depth the model was trained for.")
+                       "as above, past the depth the model was trained for. *Geshkovski, Koubbi, Polyanskiy & Rigollet 2024, "
+                       "Dynamic metastability.*")
 
     st.download_button("Every measure (CSV)", data=lambda: csv_text([r for s in sets for r in s.rows()]),
                        file_name="dynamics.csv", mime="text/csv", on_click="ignore", icon=":material/table:")

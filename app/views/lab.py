@@ -26,7 +26,7 @@ CHART = dict(config=dict(displaylogo=False), theme=None)  # our fonts: readable 
 
 # ---- page -------------------------------------------------------------------------------------------
 state.header(
-    "Splitting lab: why Macaron's half steps help",
+    "Splitting lab: when do Macaron's half steps help?",
     "Particles move by $\\dot x_i = F(x_i, [x_1..x_n]) + G(x_i)$, **F = diffusion** (attention), **G = convection** "
     "(the FFN), one after the other in a step **γ**. On small systems whose **exact** motion is known, the "
     "schemes' errors are measured, not argued.")
@@ -122,14 +122,17 @@ def section_orders(o: dict) -> None:
     st.header("2 · How fast the error shrinks")
     left, right = st.columns(2)
     with left:
-        st.markdown("**Local error**: one step from the same state, against the exact flow "
-                    "(Theorem 1 of the paper, Bobylev & Ohwada 2001):")
+        st.markdown("**Local error**: one step from the same state, against the exact flow, when each sub-flow "
+                    "is **solved exactly** and both half steps run **the same G** (Theorem 1 of the paper, "
+                    "Bobylev & Ohwada 2001):")
         st.latex(r"\underbrace{\Phi_{F+G}(\gamma)x - \Phi_G(\gamma)\Phi_F(\gamma)x}_{\text{Lie–Trotter}}"
                  r"= \tfrac{\gamma^2}{2}\bigl(F'G - G'F\bigr)(x) + O(\gamma^3)")
         st.latex(r"\underbrace{\Phi_{F+G}(\gamma)x - \Phi_G(\tfrac{\gamma}{2})\Phi_F(\gamma)"
                  r"\Phi_G(\tfrac{\gamma}{2})x}_{\text{Strang–Marchuk}} = O(\gamma^3)")
         st.markdown("**Global error** after T/γ steps: the local errors add up, one order is lost: "
-                    "$O(\\gamma)$ for Lie–Trotter, $O(\\gamma^2)$ for Strang–Marchuk.")
+                    "$O(\\gamma)$ for Lie–Trotter, $O(\\gamma^2)$ for Strang–Marchuk. With **one Euler step per "
+                    "sub-step**, as a network layer takes, both are $O(\\gamma^2)$ locally and $O(\\gamma)$ "
+                    "globally (choose that solver in the sidebar); with **untied halves**, see 2b.")
     with right:
         st.markdown("**Why** (linear case, F = Ax, G = Bx): the Baker–Campbell–Hausdorff formula")
         st.latex(r"e^{\gamma B} e^{\gamma A} = e^{\gamma(A+B) + \frac{\gamma^2}{2}[B,A] + O(\gamma^3)}")
@@ -319,7 +322,8 @@ def section_random() -> None:
     st.dataframe(grid, hide_index=True, width="stretch")
     state.explain("Each cell: the share of the 200 systems in which Strang–Marchuk's global error is the larger, "
                   "and the median ratio of the two errors. The smaller error constant is typical, not general; with "
-                  "exact sub-flows Strang's higher order wins at small enough steps.")
+                  "exact sub-flows and the same G in both halves, Strang's higher order wins at small enough "
+                  "steps.")
 
 
 def section_networks() -> dict:
