@@ -1,7 +1,7 @@
 """The README's screenshots: every page of the explorer as shipped, at 1280×720 and 1920×1080, and
 the animations while they play.
 
-    .venv/bin/python docs/screenshots.py          # starts the app on a free port, writes docs/*.png
+    .venv/bin/python docs/screenshots.py [STEM ...]   # starts the app on a free port, writes docs/*.png
 
 Needs Chromium (/usr/bin/chromium) and Playwright; uses the shipped models in pretrained/.
 """
@@ -31,9 +31,11 @@ VIEWS = [
     ("lab-playing", "/lab", 2500),
     ("dynamics", "/dynamics", None),  # its measures over the sentence set take a while: shot once drawn
 ]
-EXTRA = [  # presenter mode and a lesson step, on the classroom screen only
+EXTRA = [  # presenter mode and a lesson step on the classroom screen; the lab's trained-network section
     ("particles-presenter", f"/?present=1&s={urllib.parse.quote(SENTENCE)}", 2300, (1280, 720)),
     ("lesson-2", "/?lesson=2", None, (1280, 720)),
+    ("lab-networks", "/lab#3 · Trained networks", None, (1920, 1080)),
+    ("lab-networks-tie", "/lab#3c · Are Macaron", None, (1920, 1080)),
 ]
 
 
@@ -51,9 +53,13 @@ def settle(page) -> None:
 
 
 def shoot(page, url: str, play_ms: int | None, path: Path) -> None:
+    url, _, heading = url.partition("#")  # "#text": scroll to the heading that starts with it
     page.goto(url)
     page.wait_for_selector(".js-plotly-plot", timeout=600_000)  # every page opens with a figure
     settle(page)
+    if heading:  # a section further down: its heading at the top, once everything is drawn
+        page.get_by_role("heading", name=heading).first.evaluate("h => h.scrollIntoView()")
+        settle(page)
     if play_ms:
         page.locator(".js-plotly-plot .updatemenu-button").first.click()
         page.wait_for_timeout(play_ms)
@@ -83,7 +89,9 @@ def main() -> None:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
                                         args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                                               "--disable-component-update", "--disable-sync"])
+            only = sys.argv[1:]  # file stems to take, or every one
             shots = [(stem, path, ms, size) for stem, path, ms in VIEWS for size in SIZES] + EXTRA
+            shots = [shot for shot in shots if not only or shot[0] in only]
             for stem, path, ms, (w, h) in shots:
                 page = browser.new_page(viewport={"width": w, "height": h})
                 shoot(page, base + path, ms, DOCS / f"{stem}-{w}x{h}.png")
