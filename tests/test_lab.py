@@ -171,7 +171,9 @@ def test_layer_bars_ratio_histogram_kappa_curves_and_model_colours():
     log = validated(lf.layer_bars([("ratio", np.array([116.0, 0.3, 0.2]), "#444444")], "ratio", log=True,
                                   line=(1.0, "step = state")))
     assert log.layout.yaxis.type == "log"
-    assert log.data[-1].name == "step = state" and set(log.data[-1].y) == {1.0}  # the reference, in the legend
+    level = log.layout.shapes[0]  # the reference level: drawn under the bars and their numbers, named in the legend
+    assert (level.y0, level.y1, level.layer, level.xref) == (1.0, 1.0, "below", "paper")
+    assert log.data[-1].name == "step = state" and log.data[-1].line.dash == level.line.dash == "dash"
     validated(lf.layer_bars([], "gap"))
     validated(lf.layer_bars([("zero", np.zeros(2), "#444444")], "gap"))
     ratios = np.array([0.5, 0.6, 0.7, 1.2, 0.9])

@@ -376,11 +376,14 @@ def layer_bars(series: Sequence[tuple], ytitle: str, height: int = 380, log: boo
         yaxis = dict(type="log", range=[np.floor(lo) - 0.2, np.log10(values.max()) + 0.5], dtick=1)
     else:
         yaxis = dict(range=[0, max(float(values.max()), 1e-6) * 1.25], rangemode="tozero")
-    if line is not None and series:  # a reference level, named in the legend (a note would sit on a bar)
-        layers = [f"layer {i + 1}" for i in range(max(len(s[1]) for s in series))]
-        data.append(dict(type="scatter", mode="lines", x=layers, y=[line[0]] * len(layers), name=esc(line[1]),
-                         line=dict(color=GUIDE_COLOR, width=1.5, dash="dash"), hoverinfo="skip"))
-    layout = base_layout(height, font=LAB_FONT, barmode="group", bargap=0.22, bargroupgap=0.04,
+    shapes = []
+    if line is not None and series:  # a reference level under the bars and their numbers, named in the legend
+        look = dict(color=GUIDE_COLOR, width=1.5, dash="dash")
+        shapes.append(dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=line[0], y1=line[0], line=look,
+                           layer="below"))
+        data.append(dict(type="scatter", mode="lines", x=[None], y=[None], name=esc(line[1]), line=look,
+                         hoverinfo="skip"))
+    layout = base_layout(height, font=LAB_FONT, barmode="group", bargap=0.22, bargroupgap=0.04, shapes=shapes,
                          margin=dict(l=70, r=20, t=70, b=40),
                          yaxis=dict(title=dict(text=ytitle), **yaxis),
                          xaxis=dict(title=dict(text=""), tickfont=dict(size=14)),
