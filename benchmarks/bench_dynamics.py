@@ -106,8 +106,9 @@ def main():
     for n_threads in threads:
         if n_threads:
             torch.set_num_threads(n_threads)
-        rates[n_threads or "–"] = matmul_gflops(dev, args.repeats)
-        rows += [(n_threads or "–", *r) for r in measure(dev, args.sentences, args.batch, args.repeats)]
+        h = n_threads or "–"
+        rates[h] = matmul_gflops(dev, args.repeats)
+        rows += [(h, *r) for r in measure(dev, args.sentences, args.batch, args.repeats)]
     lines = ["| threads | model | sentences of | n | one at a time, traj/s | batched, traj/s | ratio (target ≥ 3 at "
              "32 tokens, CPU) | GFLOP a trajectory | batched GFLOP/s ÷ matmul rate | most batching can gain "
              "(matmul rate ÷ one at a time) |", "|---|---|---|---|---|---|---|---|---|---|"]
