@@ -507,3 +507,85 @@ def test_bootstrap_difference_is_centred_and_brackets_a_shift():
     assert d["ci95"][0] < d["difference"] < d["ci95"][1] and d["ci95"][1] - d["ci95"][0] > 0.05
     with pytest.raises(ValueError, match="different validation sets"):
         bootstrap_difference(a, Scores(0, 0, 0, 1, [1.0], [1]))
+
+
+# ---- precision, masking options, milestones ------------------------------------------------
+def test_precision_follows_the_cpu_flags(tmp_path):
+    from macaron.train import precision as P
+
+    cpu = torch.device("cpu")
+    zen3 = tmp_path / "zen3"  # an x86 CPU with AVX2 only, and an Arm one with BF16
+    zen3.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n\nprocessor\t: 1\nflags\t\t: fpu sse2 avx avx2 fma\n")
+    arm = tmp_path / "arm"
+    arm.write_text("processor\t: 0\nFeatures\t: fp asimd sve bf16 i8mm\n")
+    assert P.cpu_flags.__wrapped__(str(zen3)) == {"fpu", "sse2", "avx", "avx2", "fma"}
+    assert P.cpu_flags.__wrapped__(str(tmp_path / "absent")) == frozenset()
+    assert P.choose(cpu, "auto", P.cpu_flags.__wrapped__(str(zen3))) == torch.float32
+    assert P.choose(cpu, "auto", P.cpu_flags.__wrapped__(str(arm))) == torch.bfloat16
+    assert P.choose(cpu, "auto", frozenset({"avx512f", "avx512_bf16"})) == torch.bfloat16
+    assert P.choose(cpu, "auto", frozenset({"amx_bf16"})) == torch.bfloat16
+    assert P.choose(cpu, "float32", frozenset({"avx512_bf16"})) == torch.float32  # forced
+    assert P.choose(cpu, "bf16", frozenset()) == torch.bfloat16
+    with pytest.raises(ValueError, match="float32"):
+        P.choose(cpu, "fp8")
+    a, b = torch.randn(4, 8), torch.randn(8, 3)
+    with P.autocast(cpu, torch.bfloat16):
+        assert (a @ b).dtype == torch.bfloat16
+    with P.autocast(cpu, torch.float32):
+        assert (a @ b).dtype == torch.float32
+
+
+def test_float32_path_on_a_cpu_without_bf16(tiny, tmp_path, monkeypatch, capsys):
+    """A CPU without native bf16 trains in float32 and says so; the card records the precision."""
+    from macaron.train import precision as P
+
+    monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"avx2", "fma"}))
+    code, run_dir, out = run(tiny, tmp_path, "--steps", "3", "--eval-every", "3")
+    assert code == 0
+    assert "precision: float32: this CPU has no native bf16" in capsys.readouterr().out
+    assert json.loads((out / "training.json").read_text())["precision"] == "float32"
+    monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"avx512_bf16"}))
+    code, _, out = run(tiny, tmp_path, "--steps", "3", "--eval-every", "3", "--precision", "float32", name="forced")
+    assert code == 0 and json.loads((out / "training.json").read_text())["precision"] == "float32"
+
+
+def test_mask_rate_and_mask_only_reach_the_batches(tiny, tmp_path, monkeypatch):
+    seen = []
+    real = pretrain.mask_tokens
+
+    def spy(ids, sp, g, *args):
+        inputs, labels = real(ids, sp, g, *args)
+        seen.append((ids, inputs, labels, sp))
+        return inputs, labels
+
+    monkeypatch.setattr(pretrain, "mask_tokens", spy)
+    assert run(tiny, tmp_path, "--steps", "6", "--eval-every", "6", "--mask-rate", "0.4", "--mask-only")[0] == 0
+    ids = torch.cat([s[0].flatten() for s in seen])
+    inputs = torch.cat([s[1].flatten() for s in seen])
+    labels = torch.cat([s[2].flatten() for s in seen])
+    sp = seen[0][3]
+    chosen = labels != D.IGNORE
+    maskable = ~torch.isin(ids, torch.tensor(sp.never_masked))
+    assert abs(chosen.sum() / maskable.sum() - 0.4) < 0.05
+    assert bool((inputs[chosen] == sp.mask).all())  # every target masked, none random or kept
+
+
+def test_milestones_are_loadable_folders_with_their_figures(tiny, tmp_path):
+    code, run_dir, out = run(tiny, tmp_path, "--steps", "8", "--eval-every", "2", "--keep-every", "4", "--lr", "2e-3")
+    assert code == 0
+    kept = sorted((run_dir / "milestones").iterdir())
+    assert [k.name for k in kept] == ["step-000004", "step-000008"]
+    evals = {e["step"]: e for e in rows(run_dir / "metrics.jsonl", "eval")}
+    facts = json.loads((out / "training.json").read_text())
+    for k in kept:
+        meta = json.loads((k / "milestone.json").read_text())
+        assert meta["loss"] == evals[meta["step"]]["loss"] and "context_effect" in meta
+        assert meta["init_sha256"] == facts["init_sha256"]
+    final = macaron.load(kept[-1], device="cpu")
+    trained = macaron.load(out, device="cpu")
+    for (k, a), b in zip(final.state_dict().items(), trained.state_dict().values()):
+        assert torch.allclose(a, b, atol=1e-3, rtol=1e-3), k  # float16 copy of the same weights
+    torch.manual_seed(0)  # the run's --seed: the random start is rebuilt, and the checksum checks it
+    assert pretrain.param_checksum(macaron.build(final.config)) == facts["init_sha256"]
+    torch.manual_seed(1)
+    assert pretrain.param_checksum(macaron.build(final.config)) != facts["init_sha256"]

@@ -203,6 +203,33 @@ def pretokenize(corpus, tok: Tokenizer, split: str, log=None) -> Split:
     return Split(np.load(names["ids"], mmap_mode="r"), sent, doc, folder, split)
 
 
+@dataclass
+class Data:
+    """A corpus opened for training: tokenizer, both splits, the builder's statistics."""
+
+    tok: Tokenizer
+    train: Split
+    valid: Split
+    stats: dict
+    tok_hash: str
+
+
+def open_data(data, tokenizer, cache: Path, log=None) -> Data:
+    """A packed folder (token ids, tokenizer and stats inside) or a text corpus plus a tokenizer."""
+    from .card import read_stats
+    from .pack import is_packed, load_split  # pack builds on this module
+
+    if data is not None and is_packed(data):
+        tok = load_tokenizer(Path(data) / "tokenizer.json")
+        train, valid = load_split(data, "train", cache), load_split(data, "valid", cache)
+    else:
+        tok = load_tokenizer(tokenizer)
+        train, valid = pretokenize(data, tok, "train", log=log), pretokenize(data, tok, "valid", log=log)
+    if int(np.max(train.ids)) >= tok.get_vocab_size():
+        raise DataError(f"{train.folder}: token ids exceed the vocabulary of the tokenizer")
+    return Data(tok, train, valid, read_stats(Path(data) / "stats.json"), tokenizer_hash(tok))
+
+
 # ---- packing ------------------------------------------------------------------------
 def pack_ranges(sent: np.ndarray, doc: np.ndarray, seq_len: int, cross_documents: bool = True) -> np.ndarray:
     """Token ranges [N, 2] of packed sequences of at most seq_len tokens with [CLS]/[SEP] and the

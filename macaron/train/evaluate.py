@@ -18,7 +18,6 @@ seed, the same for every model):
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import sys
 from dataclasses import asdict, dataclass
@@ -28,6 +27,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from . import precision
 from .data import IGNORE, Specials
 
 EVAL_SEED = 1234       # the masking seed of the fixed validation set
@@ -49,10 +49,9 @@ class Scores:
         return {k: v for k, v in asdict(self).items() if not k.startswith("seq_")}
 
 
-def autocast(device: torch.device):
-    if device.type == "cuda":
-        return torch.autocast("cuda", dtype=torch.bfloat16)
-    return contextlib.nullcontext()  # float32 on the CPU
+def eval_dtype(device: torch.device) -> torch.dtype:
+    """Held-out figures in float32 on a CPU, whatever a run trains in: the same numbers on every CPU."""
+    return torch.bfloat16 if device.type == "cuda" else torch.float32
 
 
 @torch.no_grad()
@@ -64,7 +63,7 @@ def score(encoder, batches) -> Scores:
     seq_loss, seq_targets, correct = [], [], 0
     for inputs, keep, labels in batches:
         keep, labels = keep.to(device), labels.to(device)  # always a mask: one graph for a compiled model
-        with autocast(device):
+        with precision.autocast(device, eval_dtype(device)):
             hidden = encoder(inputs.to(device), keep)
         chosen = labels != IGNORE
         logits = encoder.head(hidden[chosen]).float()
@@ -135,8 +134,7 @@ def as_scores(result: dict) -> Scores:
 def main(argv=None) -> int:
     from ..checkpoint import CheckpointError, load, resolve
     from . import card as cardlib
-    from .data import DataError, Packed, specials, validation_batches
-    from .pretrain import open_data
+    from .data import DataError, Packed, open_data, specials, validation_batches
 
     p = argparse.ArgumentParser(prog="python -m macaron.train.evaluate", description=__doc__.split("\n\n")[0])
     p.add_argument("models", nargs="+", help="model folders (or shipped names)")

@@ -47,10 +47,10 @@ from ..config import ModelConfig
 from ..model import build
 from . import card as cardlib
 from . import evaluate as ev
+from . import precision
 from . import resume
-from .data import (IGNORE, DataError, Order, Packed, Split, generator_for, load_tokenizer, mask_tokens, padded,
-                   pretokenize, specials, tokenizer_hash, validation_batches)
-from .pack import is_packed, load_split
+from .data import (IGNORE, DataError, Order, Packed, generator_for, mask_tokens, open_data, padded, specials,
+                   validation_batches)
 from .resume import TrainError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,7 +79,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     g.add_argument("--attention", default="dot")
     g.add_argument("--position", default="learned")
     g.add_argument("--norm", default="pre", choices=["pre", "post"])
-    g.add_argument("--dropout", type=float, default=0.1)
+    # Off by default: a model that sees most sequences about once has nothing to regularise, and dropout
+    # slows budget pre-training (Geiping & Goldstein 2022, "Cramming", drop it for that reason)
+    g.add_argument("--dropout", type=float, default=0.0)
     g.add_argument("--max-len", type=int, default=None, help="position table size (default: --seq-len)")
     g.add_argument("--d-model", type=int, help="override the width (of every model)")
     g.add_argument("--layers", type=int, help="override the depth")
@@ -91,6 +93,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     g.add_argument("--corpus", default=str(ROOT / "data" / "corpus"), help="text corpus (when --data is not given)")
     g.add_argument("--tokenizer", default=str(ROOT / "data" / "tokenizer.json"), help="with a text corpus")
     g.add_argument("--seq-len", type=int, default=128)
+    g.add_argument("--mask-rate", type=float, default=0.15, help="share of the tokens chosen as targets")
+    g.add_argument("--mask-only", action="store_true",
+                   help="every target becomes [MASK] (default: BERT's 80 %% [MASK], 10 %% random, 10 %% unchanged)")
     g.add_argument("--no-cross-documents", dest="cross_documents", action="store_false",
                    help="start a new sequence at every document instead of packing documents with [SEP]")
     g = p.add_argument_group("optimisation")
@@ -128,6 +133,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     g.add_argument("--detach", action="store_true", help="run in the background (setsid nohup), log to "
                                                          "<run-dir>/train.log, and return at once")
     g.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
+    g.add_argument("--precision", default="auto", choices=precision.CHOICES,
+                   help="auto: bf16 autocast where the CPU or GPU does bf16 natively, else float32")
+    g.add_argument("--keep-every", type=int, default=None,
+                   help="keep the weights (float16) every this many steps in <run-dir>/<name>/milestones/, "
+                        "each a loadable model folder; a multiple of --eval-every, so each has its figures")
     g.add_argument("--compile", action="store_true", help="torch.compile every encoder (sequences padded to "
                                                           "--seq-len, so one graph serves every batch)")
     g.add_argument("--device", default=None, help="cpu | cuda (default: cuda when present)")
@@ -145,6 +155,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.out = Path(args.out)
     args.run_dir = Path(args.run_dir) if args.run_dir else ROOT / "runs" / args.names[0]
     args.tokens = int(args.tokens) if args.tokens else None
+    if not 0 < args.mask_rate < 1:
+        p.error(f"--mask-rate {args.mask_rate}: give a share between 0 and 1")
+    if args.keep_every is not None and (args.keep_every < 1 or args.keep_every % args.eval_every):
+        p.error(f"--keep-every {args.keep_every}: a positive multiple of --eval-every {args.eval_every}")
     return args
 
 
@@ -222,31 +236,6 @@ class Dist:
             torch.distributed.destroy_process_group()
 
 
-# ---- data ---------------------------------------------------------------------------
-@dataclass
-class Data:
-    tok: object
-    train: Split
-    valid: Split
-    stats: dict
-    tok_hash: str
-
-
-def open_data(data, tokenizer, cache: Path, log=None) -> Data:
-    """A packed folder (token ids, tokenizer and stats inside) or a text corpus plus a tokenizer."""
-    if data is not None and is_packed(data):
-        tok = load_tokenizer(Path(data) / "tokenizer.json")
-        train, valid = load_split(data, "train", cache), load_split(data, "valid", cache)
-        stats = cardlib.read_stats(Path(data) / "stats.json")
-    else:
-        tok = load_tokenizer(tokenizer)
-        train, valid = pretokenize(data, tok, "train", log=log), pretokenize(data, tok, "valid", log=log)
-        stats = cardlib.read_stats(Path(data) / "stats.json")
-    if int(np.max(train.ids)) >= tok.get_vocab_size():
-        raise TrainError(f"{train.folder}: token ids exceed the vocabulary of the tokenizer")
-    return Data(tok, train, valid, stats, tokenizer_hash(tok))
-
-
 # ---- the objective ------------------------------------------------------------------
 class MaskedLM(nn.Module):
     """Encoder + tied MLM head; the head runs on the masked positions only (the loss ignores the rest)."""
@@ -296,10 +285,12 @@ class Schedule:
 class Member:
     """A model being trained: encoder, optimizer, schedule and its files."""
 
-    def __init__(self, name: str, config: ModelConfig, tok, args, dist: Dist, total_steps: int | None):
-        self.name, self.config, self.dist = name, config, dist
+    def __init__(self, name: str, config: ModelConfig, tok, args, dist: Dist, total_steps: int | None,
+                 dtype: torch.dtype = torch.float32):
+        self.name, self.config, self.dist, self.dtype = name, config, dist, dtype
         torch.manual_seed(args.seed)  # the same initial weights for every rank (and every run of this seed)
         self.encoder = build(config, tok).to(dist.device).train()
+        self.init_sha256 = param_checksum(self.encoder)  # the random start is rebuilt from the seed, not stored
         if args.compile:  # in place: forward is compiled, the head (another method) stays eager. On the CPU
             # only Dynamo's graph capture runs (backend "eager"): the dry run checks the capture in seconds,
             # where Inductor's C++ build would take minutes
@@ -323,7 +314,7 @@ class Member:
             last = m == n - 1
             sync = contextlib.nullcontext() if (self.dist.world == 1 or last) else self.net.no_sync()
             with sync:
-                with ev.autocast(self.dist.device):
+                with precision.autocast(self.dist.device, self.dtype):
                     loss = self.net(inputs, keep, labels)
                 (loss / n).backward()
             self.loss_sum += loss.detach() / n
@@ -419,7 +410,8 @@ class Run:
         self.train_data = Packed(self.data.train, self.sp, a.seq_len, a.cross_documents)
         self.valid_data = Packed(self.data.valid, self.sp, a.seq_len, a.cross_documents)
         self.order = Order(len(self.train_data), a.batch, a.seed)
-        self.run = {k: getattr(a, k) for k in ("seed", "batch", "seq_len", "cross_documents", "accum")}
+        self.run = {k: getattr(a, k) for k in ("seed", "batch", "seq_len", "cross_documents", "accum", "mask_rate",
+                                               "mask_only")}
         self.run["corpus_stats"] = hashlib.sha256(json.dumps(self.data.stats, sort_keys=True).encode()).hexdigest()[:16]
         self.total_steps = self.budget_from_args()
 
@@ -460,7 +452,9 @@ class Run:
     # 3. the models
     def build(self):
         a, dist = self.args, self.dist
-        self.members = [Member(name, cfg, self.data.tok, a, dist, self.total_steps)
+        self.dtype = precision.choose(dist.device, a.precision)
+        log(dist, f"precision: {precision.describe(dist.device, self.dtype, a.precision)}")
+        self.members = [Member(name, cfg, self.data.tok, a, dist, self.total_steps, self.dtype)
                         for name, cfg in self.configs.items()]
         torch.manual_seed(a.seed * 1000 + 1 + dist.rank)  # dropout differs between ranks
         if dist.main and a.overwrite and not a.resume:  # only what this script wrote (a log may live here)
@@ -473,6 +467,7 @@ class Run:
         dist.barrier()
         self.valid = validation_batches(self.valid_data, a.eval_seqs, a.eval_batch, a.eval_seed,
                                         pad_to=a.seq_len if a.compile else None)
+        self.shuffled = ev.shuffle_context(self.valid, self.sp)  # the context effect at every evaluation
         if self.state:
             resume.load(self.ckpt, dist, self.members, self.state)
             self.step, self.tokens, self.elapsed_before = self.state["step"], self.state["tokens"], self.state["elapsed"]
@@ -495,7 +490,8 @@ class Run:
         out = []
         for m in range(a.accum):
             ids, keep = self.train_data.batch(mine[m * micro:(m + 1) * micro])
-            inputs, labels = mask_tokens(ids, self.sp, generator_for(a.seed, step, dist.rank * per_rank + m * micro))
+            inputs, labels = mask_tokens(ids, self.sp, generator_for(a.seed, step, dist.rank * per_rank + m * micro),
+                                         a.mask_rate, *((1.0, 0.0) if a.mask_only else (0.8, 0.1)))
             inputs, keep, labels = padded(inputs, keep, labels, self.sp, a.seq_len if a.compile else None)
             # no mask lets SDPA take its fastest kernel; a compiled model always gets one (one graph)
             keep = None if bool(keep.all()) and not a.compile else keep.to(dist.device, non_blocking=True)
@@ -523,8 +519,8 @@ class Run:
             self.train_step(s)
         dist.synchronize()
         per_step = (time.time() - t) / timed
-        per_eval = min(self.timed(lambda: [ev.score(m.encoder, self.valid[dist.rank::dist.world])
-                                           for m in self.members]) for _ in range(2))
+        per_eval = 2 * min(self.timed(lambda: [ev.score(m.encoder, self.valid[dist.rank::dist.world])
+                                               for m in self.members]) for _ in range(2))  # plain and shuffled
         per_ckpt = self.timed(lambda: resume.save(a.run_dir / "probe", dist, self.members, self.state_doc()))
         if dist.main:
             shutil.rmtree(a.run_dir / "probe", ignore_errors=True)
@@ -565,16 +561,19 @@ class Run:
     def evaluate(self, m: Member) -> dict:
         valid = self.valid[self.dist.rank::self.dist.world]
         s = ev.score(m.encoder, valid)
-        loss, correct, count = self.dist.sum([sum(s.seq_loss), s.accuracy * s.targets, s.targets])
+        shuffled = ev.score(m.encoder, self.shuffled[self.dist.rank::self.dist.world])
+        loss, correct, count, loss_shuffled = self.dist.sum([sum(s.seq_loss), s.accuracy * s.targets, s.targets,
+                                                             sum(shuffled.seq_loss)])
         mean = loss / max(count, 1)
         result = {"loss": mean, "accuracy": correct / max(count, 1), "perplexity": math.exp(min(mean, 50.0)),
-                  "targets": int(count)}
+                  "targets": int(count), "context_effect": (loss_shuffled - loss) / max(count, 1)}
         m.last_eval = dict(result, step=self.step)
         if self.dist.main:
             append_jsonl(m.metrics, {"type": "eval", "step": self.step, "tokens": self.tokens,
                                      "elapsed": round(self.clock(), 2), **result})
         log(self.dist, f"{m.name} eval step {self.step:,} tokens {self.tokens:,}: loss {result['loss']:.4f} "
-                       f"acc {result['accuracy']:.4f} ppl {result['perplexity']:.1f}")
+                       f"acc {result['accuracy']:.4f} ppl {result['perplexity']:.1f} "
+                       f"context effect {result['context_effect']:+.3f} nats")
         return result
 
     def log_train(self, n_steps: int, n_tokens: int, seconds: float):
@@ -618,6 +617,8 @@ class Run:
                 t = time.time()
                 for m in self.members:
                     self.evaluate(m)
+                    if a.keep_every and self.step % a.keep_every == 0:
+                        self.keep(m)
                 log_t += time.time() - t  # evaluation time is not training throughput
             halted = a.halt_after is not None and self.step >= a.halt_after
             due = self.step % a.checkpoint_every == 0 or halted or \
@@ -652,6 +653,16 @@ class Run:
             (a.run_dir / "done.json").write_text(json.dumps(done, indent=1) + "\n")
         dist.barrier()
 
+    def keep(self, m: Member):
+        """A milestone: the weights now (float16), as a loadable model folder, with this step's figures."""
+        folder = self.args.run_dir / m.name / "milestones" / f"step-{self.step:06d}"
+        m.encoder.eval()
+        m.encoder.save(folder, card="", dtype=torch.float16)
+        m.encoder.train()
+        (folder / "milestone.json").write_text(json.dumps(
+            {"step": self.step, "tokens": self.tokens, "elapsed": round(self.clock(), 2), **m.last_eval,
+             "init_sha256": m.init_sha256}, indent=1) + "\n")
+
     def save_model(self, m: Member):
         a = self.args
         heldout = ev.evaluate(m.encoder, self.valid, self.sp, self.data.train.ids)
@@ -667,7 +678,8 @@ class Run:
                 "trained_with": [x.name for x in self.members], "epochs": self.order.epoch(self.step),
                 "eval_seqs": sum(len(b[0]) for b in self.valid), "train_sequences": len(self.train_data),
                 "train_tokens": int(self.data.train.n_tokens), "tokens_per_s": self.tokens / max(wall, 1e-9),
-                "save_dtype": a.save_dtype, "compiled": bool(a.compile)}
+                "save_dtype": a.save_dtype, "compiled": bool(a.compile), "precision": precision.name(self.dtype),
+                "mask_rate": a.mask_rate, "mask_only": a.mask_only, "init_sha256": m.init_sha256}
         m.out.mkdir(parents=True, exist_ok=True)
         m.encoder.eval()
         m.encoder.save(m.out, card="", dtype=torch.float16 if a.save_dtype == "float16" else None)

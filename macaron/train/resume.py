@@ -21,7 +21,8 @@ from safetensors.torch import load_file, save_file
 CHECKPOINT = "checkpoint"
 STATE_VERSION = 2
 # Fields of the run that a resumed run must share with the checkpoint (else: a different experiment).
-COMPAT_ARGS = ("seed", "batch", "seq_len", "cross_documents", "accum", "corpus_stats", "total_steps")
+COMPAT_ARGS = ("seed", "batch", "seq_len", "cross_documents", "accum", "mask_rate", "mask_only", "corpus_stats",
+               "total_steps")
 
 
 class TrainError(RuntimeError):

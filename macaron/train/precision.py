@@ -1,0 +1,76 @@
+"""The precision a training run computes in: bf16 autocast where the hardware does bf16 natively,
+float32 elsewhere. Master weights and optimizer state are float32 either way.
+
+Where bf16 is not native, PyTorch emulates it, and the emulation is far slower than float32:
+measured on an AMD EPYC with AVX2 but no AVX-512 (2 threads, torch 2.13.0, 2026-11-24) a bf16
+matmul of 4096×512·512×2048 ran at 1 GFLOP/s against 92 in float32, and a training step of the
+6 × 256 Transformer took 45 s instead of 1.1 s. On a Zen 4 with AVX512_BF16 bf16 is 2.3-3× faster
+than float32 (shared/cpu-training.md). So the choice is made from the CPU's flags, at run time.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+from pathlib import Path
+
+import torch
+
+# x86 flags (/proc/cpuinfo "flags") and the Arm feature ("Features") that mean bf16 matrix products in hardware
+NATIVE_BF16 = ("avx512_bf16", "amx_bf16", "bf16")
+CHOICES = ("auto", "bf16", "float32")
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_flags(cpuinfo: str = "/proc/cpuinfo") -> frozenset[str]:
+    """The CPU's feature flags (empty where /proc/cpuinfo does not exist, e.g. macOS)."""
+    try:
+        text = Path(cpuinfo).read_text()
+    except OSError:
+        return frozenset()
+    flags: set[str] = set()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):
+            flags.update(value.split())
+    return frozenset(flags)
+
+
+def native_bf16(device: torch.device, flags: frozenset[str] | None = None) -> str | None:
+    """What makes bf16 native on this device (a flag name, or 'CUDA'), None when it is not."""
+    if device.type == "cuda":
+        return "CUDA" if torch.cuda.is_bf16_supported() else None
+    have = cpu_flags() if flags is None else flags
+    return next((f for f in NATIVE_BF16 if f in have), None)
+
+
+def choose(device: torch.device, requested: str = "auto", flags: frozenset[str] | None = None) -> torch.dtype:
+    """The compute dtype for `requested` ('auto', 'bf16' or 'float32') on this device."""
+    if requested not in CHOICES:
+        raise ValueError(f"precision {requested!r}: choose one of {', '.join(CHOICES)}")
+    if requested == "auto":
+        return torch.bfloat16 if native_bf16(device, flags) else torch.float32
+    return torch.bfloat16 if requested == "bf16" else torch.float32
+
+
+def describe(device: torch.device, dtype: torch.dtype, requested: str = "auto") -> str:
+    """One line for the log: what was chosen and why."""
+    why = native_bf16(device)
+    if dtype == torch.float32:
+        if requested == "float32":
+            return "float32 (asked for with --precision float32)"
+        return (f"float32: this {device.type.upper()} has no native bf16 (none of {', '.join(NATIVE_BF16)}), "
+                f"and emulated bf16 is many times slower")
+    if why is None:
+        return "bf16 autocast, asked for with --precision bf16, though this device has no native bf16 (slow)"
+    return f"bf16 autocast (native: {why}); weights and optimizer state stay float32"
+
+
+def autocast(device: torch.device, dtype: torch.dtype):
+    """The autocast context for dtype (nothing for float32)."""
+    if dtype == torch.float32:
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, dtype=dtype)
+
+
+def name(dtype: torch.dtype) -> str:
+    return "bf16" if dtype == torch.bfloat16 else "float32"
