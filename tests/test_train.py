@@ -578,9 +578,12 @@ def test_milestones_are_loadable_folders_with_their_figures(tiny, tmp_path):
     evals = {e["step"]: e for e in rows(run_dir / "metrics.jsonl", "eval")}
     facts = json.loads((out / "training.json").read_text())
     for k in kept:
-        meta = json.loads((k / "milestone.json").read_text())
-        assert meta["loss"] == evals[meta["step"]]["loss"] and "context_effect" in meta
-        assert meta["init_sha256"] == facts["init_sha256"]
+        meta = json.loads((k / "training.json").read_text())
+        assert meta["final"]["loss"] == evals[meta["steps"]]["loss"] and "context_effect" in meta["final"]
+        assert meta["init_sha256"] == facts["init_sha256"] and meta["budget_steps"] == 8
+        in_progress = f"from step {meta['steps']} of 8 steps" in (k / "README.md").read_text()
+        assert in_progress == (meta["steps"] < 8)  # the card says how far it is
+        assert rows(k / "metrics.jsonl", "eval")[-1]["step"] == meta["steps"]
     final = macaron.load(kept[-1], device="cpu")
     trained = macaron.load(out, device="cpu")
     for (k, a), b in zip(final.state_dict().items(), trained.state_dict().values()):

@@ -137,6 +137,18 @@ def render(info: dict) -> str:
                 if together else "")
     storage = ("Weights are stored in float16 (loaded as float32).\n\n" if info.get("save_dtype") == "float16"
                else "")
+    budget = info.get("budget_steps")
+    if budget and info["steps"] < budget:
+        storage += (f"**Training in progress:** these weights and figures are from step {info['steps']:,} of "
+                    f"{budget:,} steps ({info['tokens']:,} of {info.get('budget_tokens') or 0:,} tokens); the learning "
+                    f"rate decays to zero at the end of the budget.\n\n")
+    rate = info.get("mask_rate", 0.15)
+    masking = (f"{rate:.0%} of tokens ([CLS]/[SEP]/[PAD] never), "
+               + ("all [MASK]" if info.get("mask_only") else "80% [MASK] / 10% random / 10% kept")
+               + ", re-drawn each visit")
+    start = (f"| random start | rebuilt from the seed (`torch.manual_seed({info['seed']})`, then `macaron.build(config)`); "
+             f"SHA-256 of its weights `{info['init_sha256'][:16]}…` (full value in {FACTS}) |\n"
+             if info.get("init_sha256") else "")
     return f"""# {c['name']}
 
 A {kind} encoder, {c['n_layers']} layers × {c['d_model']} ({c['n_heads']} heads, FFN budget {c['ffn_total']}
@@ -161,10 +173,10 @@ every fact of this card in [{FACTS}]({FACTS}).
 | batch | {info['batch']} sequences × ≤ {info['seq_len']} tokens (gradient accumulation {info['accum']}, {info['world_size']} process(es)) |
 | learning rate | {info['lr']:g} peak, AdamW (weight decay {info['weight_decay']}), {info['warmup']} warm-up steps, {info['schedule']} decay |
 | dropout | {info['dropout']} |
-| masking | 15% of tokens ([CLS]/[SEP]/[PAD] never), 80% [MASK] / 10% random / 10% kept, re-drawn each visit |
+| masking | {masking} |
 | seed | {info['seed']} (data order and masks depend on the seed only, not on the model) |
-{lockstep}| wall time | {minutes:.1f} min of training ({info['tokens_per_s']:,.0f} tokens/s) |
-| hardware | {info['hardware']}, {info['threads']} thread(s) per process |
+{start}{lockstep}| wall time | {minutes:.1f} min of training ({info['tokens_per_s']:,.0f} tokens/s) |
+| hardware | {info['hardware']}, {info['threads']} thread(s) per process, {info.get('precision', 'float32')} |
 | date | {info['date']} |
 
 Command:

@@ -468,6 +468,7 @@ class Run:
         self.valid = validation_batches(self.valid_data, a.eval_seqs, a.eval_batch, a.eval_seed,
                                         pad_to=a.seq_len if a.compile else None)
         self.shuffled = ev.shuffle_context(self.valid, self.sp)  # the context effect at every evaluation
+        self.unigram = ev.unigram_loss(self.data.train.ids, self.sp.vocab_size, self.valid)
         if self.state:
             resume.load(self.ckpt, dist, self.members, self.state)
             self.step, self.tokens, self.elapsed_before = self.state["step"], self.state["tokens"], self.state["elapsed"]
@@ -552,6 +553,10 @@ class Run:
         fn()
         self.dist.synchronize()
         return time.time() - t
+
+    @property
+    def budget_tokens(self) -> int | None:
+        return self.order.tokens_for_steps(self.total_steps, self.train_data.lengths) if self.total_steps else None
 
     def state_doc(self) -> dict:
         return {"step": self.step, "tokens": self.tokens, "elapsed": self.clock(), "tokenizer_hash": self.data.tok_hash,
@@ -654,21 +659,31 @@ class Run:
         dist.barrier()
 
     def keep(self, m: Member):
-        """A milestone: the weights now (float16), as a loadable model folder, with this step's figures."""
+        """A milestone: the weights now (float16) as a model folder with its card, figures and curve so far."""
         folder = self.args.run_dir / m.name / "milestones" / f"step-{self.step:06d}"
-        m.encoder.eval()
-        m.encoder.save(folder, card="", dtype=torch.float16)
-        m.encoder.train()
-        (folder / "milestone.json").write_text(json.dumps(
-            {"step": self.step, "tokens": self.tokens, "elapsed": round(self.clock(), 2), **m.last_eval,
-             "init_sha256": m.init_sha256}, indent=1) + "\n")
+        self.write_model(m, folder, {**m.last_eval, "unigram_loss": self.unigram}, torch.float16)
 
     def save_model(self, m: Member):
-        a = self.args
         heldout = ev.evaluate(m.encoder, self.valid, self.sp, self.data.train.ids)
-        wall = self.clock()
-        info = {"config": m.config.to_dict(), "parameters": m.encoder.num_parameters(), "tokens": self.tokens,
-                "steps": self.step, "batch": a.batch, "seq_len": a.seq_len, "lr": a.lr, "warmup": m.schedule.warmup,
+        self.write_model(m, m.out, heldout, torch.float16 if self.args.save_dtype == "float16" else None)
+        log(self.dist, f"saved {m.out} ({self.tokens:,} tokens, {self.step:,} steps, held-out loss "
+                       f"{heldout['loss']:.4f}, accuracy {heldout['accuracy']:.4f}, context effect "
+                       f"{heldout['context_effect']:+.3f} nats)")
+
+    def write_model(self, m: Member, folder: Path, heldout: dict, dtype: torch.dtype | None):
+        """Weights, metrics so far, training.json and the card with its curve."""
+        was = m.encoder.training
+        m.encoder.eval()
+        m.encoder.save(folder, card="", dtype=dtype)
+        m.encoder.train(was)
+        (folder / "metrics.jsonl").write_text(m.metrics.read_text())
+        cardlib.write(folder, self.facts(m, heldout, dtype))
+
+    def facts(self, m: Member, heldout: dict, dtype: torch.dtype | None) -> dict:
+        a, wall = self.args, self.clock()
+        return {"config": m.config.to_dict(), "parameters": m.encoder.num_parameters(), "tokens": self.tokens,
+                "steps": self.step, "budget_steps": self.total_steps, "budget_tokens": self.budget_tokens,
+                "batch": a.batch, "seq_len": a.seq_len, "lr": a.lr, "warmup": m.schedule.warmup,
                 "schedule": a.schedule, "weight_decay": a.weight_decay, "dropout": a.dropout, "seed": a.seed,
                 "accum": a.accum, "world_size": self.dist.world, "threads": torch.get_num_threads(),
                 "final": heldout, "wall_seconds": wall, "total_seconds": time.time() - self.t_start,
@@ -678,16 +693,9 @@ class Run:
                 "trained_with": [x.name for x in self.members], "epochs": self.order.epoch(self.step),
                 "eval_seqs": sum(len(b[0]) for b in self.valid), "train_sequences": len(self.train_data),
                 "train_tokens": int(self.data.train.n_tokens), "tokens_per_s": self.tokens / max(wall, 1e-9),
-                "save_dtype": a.save_dtype, "compiled": bool(a.compile), "precision": precision.name(self.dtype),
-                "mask_rate": a.mask_rate, "mask_only": a.mask_only, "init_sha256": m.init_sha256}
-        m.out.mkdir(parents=True, exist_ok=True)
-        m.encoder.eval()
-        m.encoder.save(m.out, card="", dtype=torch.float16 if a.save_dtype == "float16" else None)
-        (m.out / "metrics.jsonl").write_text(m.metrics.read_text())
-        cardlib.write(m.out, info)
-        log(self.dist, f"saved {m.out} ({self.tokens:,} tokens, {self.step:,} steps, held-out loss "
-                       f"{heldout['loss']:.4f}, accuracy {heldout['accuracy']:.4f}, context effect "
-                       f"{heldout['context_effect']:+.3f} nats)")
+                "save_dtype": "float16" if dtype == torch.float16 else "float32", "compiled": bool(a.compile),
+                "precision": precision.name(self.dtype), "mask_rate": a.mask_rate, "mask_only": a.mask_only,
+                "init_sha256": m.init_sha256}
 
 
 def train(args) -> int:
