@@ -592,3 +592,34 @@ def test_milestones_are_loadable_folders_with_their_figures(tiny, tmp_path):
     assert pretrain.param_checksum(macaron.build(final.config)) == facts["init_sha256"]
     torch.manual_seed(1)
     assert pretrain.param_checksum(macaron.build(final.config)) != facts["init_sha256"]
+
+
+def test_warm_start_rejoins_the_data_order_at_the_published_step(tiny, tmp_path):
+    """A new machine: the run folder is gone, the published milestone is not. The warm-started run goes on
+    at the recorded step with the same batches as the uninterrupted run, and ends close to it."""
+    from macaron.train import publish
+
+    args = ["--steps", "40", "--eval-every", "10", "--keep-every", "10", "--lr", "3e-3", "--warmup", "4"]
+    code, run_a, out_a = run(tiny, tmp_path, *args, name="a")
+    assert code == 0
+    code, run_b, _ = run(tiny, tmp_path, *args, "--halt-after", "20", name="b")
+    assert code == 0
+    shipped = tmp_path / "shipped"
+    publish.publish(run_b.parent, shipped)
+    assert json.loads((shipped / "b" / "training.json").read_text())["steps"] == 20
+    shutil.rmtree(run_b.parent)  # the machine is new
+    code, run_c, out_c = run(tiny, tmp_path, *args, "--warm-start", str(shipped), "--rewarm", "3", name="b")
+    assert code == 0
+    a, c = rows(run_a / "metrics.jsonl", "train"), rows(run_c / "metrics.jsonl", "train")
+    assert [r["step"] for r in c] == list(range(1, 41))  # the published curve goes on
+    assert [r["tokens"] for r in c] == [r["tokens"] for r in a]  # the same batches, in the same order
+    assert [r["loss"] for r in c[:20]] == [r["loss"] for r in a[:20]]
+    lr = [r["lr"] for r in c[20:23]]  # the rate after steps 21, 22, 23: 1/3, 2/3, 3/3 of the schedule, then on
+    assert abs(lr[0] - 2 / 3 * a[20]["lr"]) < 1e-12 and lr[1:] == [r["lr"] for r in a[21:23]]
+    final_a = json.loads((out_a / "training.json").read_text())["final"]["loss"]
+    facts = json.loads((out_c / "training.json").read_text())
+    assert abs(facts["final"]["loss"] - final_a) < 0.25 and facts["warm_starts"][0]["step"] == 20
+    assert "warm start | at step 20" in (out_c / "README.md").read_text()
+    other = ["--steps", "40", "--eval-every", "10", "--lr", "3e-3", "--mask-rate", "0.3"]
+    shutil.rmtree(run_c.parent)
+    assert run(tiny, tmp_path, *other, "--warm-start", str(shipped), name="b")[0] == 2  # another experiment

@@ -149,6 +149,9 @@ def render(info: dict) -> str:
     start = (f"| random start | rebuilt from the seed (`torch.manual_seed({info['seed']})`, then `macaron.build(config)`); "
              f"SHA-256 of its weights `{info['init_sha256'][:16]}…` (full value in {FACTS}) |\n"
              if info.get("init_sha256") else "")
+    for w in info.get("warm_starts") or []:
+        start += (f"| warm start | at step {w['step']:,} ({w['tokens']:,} tokens) from `{w['from']}`: the weights "
+                  f"as published, a fresh optimizer, {w['rewarm'][1]} steps of re-warm-up ({w['date'][:10]}) |\n")
     return f"""# {c['name']}
 
 A {kind} encoder, {c['n_layers']} layers × {c['d_model']} ({c['n_heads']} heads, FFN budget {c['ffn_total']}

@@ -129,6 +129,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     g.add_argument("--save-dtype", default="float32", choices=["float32", "float16"],
                    help="weights on disk (float16 halves the files; loaded as float32)")
     g.add_argument("--resume", action="store_true", help="continue from the run folder's checkpoint")
+    g.add_argument("--warm-start", default=None, metavar="DIR",
+                   help="no checkpoint (a new machine): continue from the weights in DIR/<name> (published "
+                        "milestones, e.g. pretrained) at their recorded step, with a fresh optimizer")
+    g.add_argument("--rewarm", type=int, default=200, help="warm-up steps of a warm start's fresh optimizer")
     g.add_argument("--overwrite", action="store_true", help="start over even if the run/model folder exists")
     g.add_argument("--detach", action="store_true", help="run in the background (setsid nohup), log to "
                                                          "<run-dir>/train.log, and return at once")
@@ -157,6 +161,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.tokens = int(args.tokens) if args.tokens else None
     if not 0 < args.mask_rate < 1:
         p.error(f"--mask-rate {args.mask_rate}: give a share between 0 and 1")
+    if args.warm_start and args.resume:
+        p.error("--warm-start or --resume, not both: --resume continues a checkpoint, --warm-start published weights")
     if args.keep_every is not None and (args.keep_every < 1 or args.keep_every % args.eval_every):
         p.error(f"--keep-every {args.keep_every}: a positive multiple of --eval-every {args.eval_every}")
     return args
@@ -267,6 +273,7 @@ class Schedule:
 
     def __init__(self, kind: str, warmup: int | None, total: int | None):
         self.kind, self.warmup_arg, self.total = kind, warmup, total
+        self.rewarm: tuple[int, int] | None = None  # (step, steps): a warm start's fresh optimizer ramps up again
 
     @property
     def warmup(self) -> int:
@@ -278,7 +285,10 @@ class Schedule:
         if step < self.warmup:
             return (step + 1) / self.warmup
         p = min(max((step - self.warmup) / max(1, self.total - self.warmup), 0.0), 1.0)
-        return 1.0 - p if self.kind == "linear" else 0.5 * (1.0 + math.cos(math.pi * p))
+        factor = 1.0 - p if self.kind == "linear" else 0.5 * (1.0 + math.cos(math.pi * p))
+        if self.rewarm and 0 <= step - self.rewarm[0] < self.rewarm[1]:
+            factor *= (step - self.rewarm[0] + 1) / self.rewarm[1]
+        return factor
 
 
 # ---- one model of the run -----------------------------------------------------------
@@ -323,6 +333,13 @@ class Member:
         self.opt.step()
         self.sched.step()
         self.opt.zero_grad(set_to_none=True)
+
+    def start_at(self, step: int, rewarm: tuple[int, int] | None):
+        """The schedule at `step` (its own clock), ramping up again where a fresh optimizer took over."""
+        self.schedule.rewarm = rewarm
+        self.sched.last_epoch = step
+        for group, base in zip(self.opt.param_groups, self.sched.base_lrs):
+            group["lr"] = base * self.schedule(step)
 
     def snapshot(self) -> dict:
         return {k: v.detach().clone() for k, v in self.encoder.state_dict().items()}
@@ -387,6 +404,7 @@ class Run:
     def __init__(self, args, dist: Dist):
         self.args, self.dist, self.t_start = args, dist, time.time()
         self.step, self.tokens, self.elapsed_before = 0, 0, 0.0
+        self.warm_starts: list[dict] = []
         self.total_steps: int | None = None
         self.t0 = time.time()
 
@@ -443,7 +461,7 @@ class Run:
             if ckpt is not None:
                 raise TrainError(f"{ckpt}: the run folder already holds a checkpoint; pass --resume to "
                                  f"continue it or --overwrite to start over")
-            for name in self.configs:
+            for name in self.configs if not a.warm_start else ():  # a warm start replaces what it continues
                 if (a.out / name / "config.json").exists():
                     raise TrainError(f"{a.out / name / 'config.json'}: the model folder exists; pass --overwrite "
                                      f"to replace it")
@@ -472,10 +490,26 @@ class Run:
         if self.state:
             resume.load(self.ckpt, dist, self.members, self.state)
             self.step, self.tokens, self.elapsed_before = self.state["step"], self.state["tokens"], self.state["elapsed"]
+            self.warm_starts = self.state.get("warm_starts", [])
             for m in self.members:
+                m.schedule.rewarm = tuple(self.warm_starts[-1]["rewarm"]) if self.warm_starts else None
                 if dist.main:
                     truncate_metrics(m.metrics, self.step)
             log(dist, f"resumed from {self.ckpt} at step {self.step:,} ({self.tokens:,} tokens)")
+        elif a.warm_start:
+            where = resume.warm_start(Path(a.warm_start), self.members, self.run)
+            self.step, self.tokens, self.elapsed_before = where["step"], where["tokens"], where["elapsed"]
+            rewarm = (self.step, a.rewarm)
+            self.warm_starts = where["warm_starts"] + [{
+                "step": self.step, "tokens": self.tokens, "from": str(a.warm_start), "rewarm": list(rewarm),
+                "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}]
+            for m in self.members:
+                m.start_at(self.step, rewarm)
+                if dist.main:  # the curve goes on from the published one
+                    shutil.copyfile(Path(a.warm_start) / m.name / "metrics.jsonl", m.metrics)
+                    truncate_metrics(m.metrics, self.step)
+            log(dist, f"warm start from {a.warm_start} at step {self.step:,} ({self.tokens:,} tokens): fresh "
+                      f"optimizer, {a.rewarm} steps of re-warm-up, then the schedule to step {self.total_steps:,}")
         elif dist.main:
             for m in self.members:
                 m.metrics.unlink(missing_ok=True)
@@ -560,6 +594,7 @@ class Run:
 
     def state_doc(self) -> dict:
         return {"step": self.step, "tokens": self.tokens, "elapsed": self.clock(), "tokenizer_hash": self.data.tok_hash,
+                "warm_starts": self.warm_starts,
                 "run": {**self.run, "total_steps": self.total_steps}, "epoch": self.order.epoch(self.step),
                 "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(self.args).items()}}
 
@@ -603,7 +638,7 @@ class Run:
                   f"{dist.world} process(es) on {dist.device}, {torch.get_num_threads()} thread(s); "
                   f"{len(self.train_data):,} training sequences (mean {self.train_data.lengths.mean():.1f} tokens); "
                   f"budget {self.total_steps:,} steps; warm-up {self.members[0].schedule.warmup}")
-        if not self.state:
+        if self.step == 0:
             for m in self.members:
                 self.evaluate(m)  # the curve starts at the untrained model
         self.t0 = time.time()  # training time: the probe and the first evaluation are not counted
@@ -695,7 +730,7 @@ class Run:
                 "train_tokens": int(self.data.train.n_tokens), "tokens_per_s": self.tokens / max(wall, 1e-9),
                 "save_dtype": "float16" if dtype == torch.float16 else "float32", "compiled": bool(a.compile),
                 "precision": precision.name(self.dtype), "mask_rate": a.mask_rate, "mask_only": a.mask_only,
-                "init_sha256": m.init_sha256}
+                "init_sha256": m.init_sha256, "warm_starts": self.warm_starts}
 
 
 def train(args) -> int:

@@ -143,3 +143,38 @@ def load(ckpt: Path, dist, members, state: dict):
     torch.set_rng_state(rng["torch_cpu"])
     if "torch_cuda" in rng and dist.device.type == "cuda":
         torch.cuda.set_rng_state(rng["torch_cuda"], dist.device)
+
+
+# Fields of training.json that a warm start must share with the run it continues (else: another experiment)
+WARM_ARGS = ("seed", "batch", "seq_len", "accum", "mask_rate", "mask_only")
+
+
+def warm_start(root: Path, members, run: dict) -> dict:
+    """Load every model's weights from root/<name> (a published milestone or a finished model folder) and
+    return where that run stood: {"step", "tokens", "elapsed", "warm_starts"}. Optimizers start afresh."""
+    from ..checkpoint import CheckpointError, load as load_model
+
+    facts = {}
+    for m in members:
+        folder = Path(root) / m.name
+        try:
+            info = json.loads((folder / "training.json").read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise TrainError(f"{folder / 'training.json'}: no training facts to warm-start from ({e})") from None
+        problems = [f"{k}: {info.get(k)!r} there vs {run[k]!r} now" for k in WARM_ARGS if info.get(k) != run[k]]
+        if info.get("config") != m.config.to_dict():
+            problems.append("the model config differs")
+        if problems:
+            raise TrainError(f"{folder}: cannot warm-start, another experiment: " + "; ".join(problems))
+        try:
+            m.encoder.load_state_dict(load_model(folder, device=str(m.dist.device)).state_dict())
+        except CheckpointError as e:
+            raise TrainError(f"{folder}: cannot warm-start ({e})") from None
+        facts[m.name] = info
+    where = {(f["steps"], f["tokens"]) for f in facts.values()}
+    if len(where) != 1:
+        raise TrainError(f"{root}: the models stand at different steps {sorted(where)}; publish one milestone of "
+                         f"the run for all of them")
+    first = next(iter(facts.values()))
+    return {"step": first["steps"], "tokens": first["tokens"], "elapsed": first["wall_seconds"],
+            "warm_starts": first.get("warm_starts", [])}
