@@ -7,11 +7,12 @@ What the app shows is in macaron.analysis (numbers) and macaron.plot (figures).
 from .checkpoint import CheckpointError, available, default_pair, load
 from .config import ModelConfig
 from .hf import from_hf_bert
+from .milestones import Milestone, milestones
 from .model import Encoder, InputError, build
 from .runtime import set_threads
 from .schemes import ATT_FFN_ATT, LIE_TROTTER, SCHEMES, STRANG, Scheme, Sub, get_scheme
 from .trajectory import Step, Trajectory
 
-__all__ = ["ATT_FFN_ATT", "CheckpointError", "Encoder", "InputError", "LIE_TROTTER", "ModelConfig", "SCHEMES",
-           "STRANG", "Scheme", "Step", "Sub", "Trajectory", "available", "build", "default_pair", "from_hf_bert",
-           "get_scheme", "load", "set_threads"]
+__all__ = ["ATT_FFN_ATT", "CheckpointError", "Encoder", "InputError", "LIE_TROTTER", "Milestone", "ModelConfig",
+           "SCHEMES", "STRANG", "Scheme", "Step", "Sub", "Trajectory", "available", "build", "default_pair",
+           "from_hf_bert", "get_scheme", "load", "milestones", "set_threads"]

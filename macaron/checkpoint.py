@@ -195,9 +195,13 @@ def _join_parts(state: dict) -> dict:
     return state
 
 
-def load(path_or_name, device: str | torch.device | None = None):
+def load(path_or_name, device: str | torch.device | None = None, at: int | None = None):
     """A model folder (or the name of a shipped model) to an Encoder in eval mode: ours, or a
-    Hugging Face BERT folder (mapped by macaron.hf)."""
+    Hugging Face BERT folder (mapped by macaron.hf). `at=tokens`: the model at the stage of its
+    training nearest that many tokens (macaron.milestones; `model.milestone` says which)."""
+    if at is not None:
+        from .milestones import load_at
+        return load_at(path_or_name, at, device)
     folder = resolve(path_or_name)
     return load_folder(folder, *read_config(folder), device)
 

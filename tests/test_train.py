@@ -623,3 +623,64 @@ def test_warm_start_rejoins_the_data_order_at_the_published_step(tiny, tmp_path)
     other = ["--steps", "40", "--eval-every", "10", "--lr", "3e-3", "--mask-rate", "0.3"]
     shutil.rmtree(run_c.parent)
     assert run(tiny, tmp_path, *other, "--warm-start", str(shipped), name="b")[0] == 2  # another experiment
+
+
+# ---- stages of learning: milestones shipped inside a model folder ---------------------------
+def _curve(folder: Path, effects: list[float], every: int = 250):
+    folder.mkdir(parents=True)
+    rows_ = [{"type": "eval", "step": i * every, "tokens": i * every * 100, "loss": 9 - i, "accuracy": 0.1,
+              "context_effect": e} for i, e in enumerate(effects)]
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows_))
+    (folder / "training.json").write_text(json.dumps({"final": rows_[-1]}))
+    return folder
+
+
+def test_plateau_and_rise_are_chosen_by_the_rule(tmp_path):
+    from macaron.train.publish import stages_of_learning
+
+    # 0.04 at step 1,250 is a dip after the rise began: the plateau is the last low evaluation before the rise
+    rising = _curve(tmp_path / "a", [0.0, 0.01, 0.03, 0.3, 1.1, 0.04, 1.6, 2.0])
+    assert stages_of_learning(rising) == {"plateau": 500, "rise": 1000}
+    assert stages_of_learning(_curve(tmp_path / "b", [0.0, 0.0, 0.01, 0.02])) == {}  # never read context
+    assert stages_of_learning(_curve(tmp_path / "c", [1.5, 2.0, 2.2])) == {"rise": 0}  # no plateau was seen
+
+
+def test_milestones_list_and_load_every_stage(tiny, tmp_path, monkeypatch):
+    from macaron.milestones import param_checksum
+    from macaron.train import publish
+
+    code, run_dir, out = run(tiny, tmp_path, "--steps", "12", "--eval-every", "4", "--keep-every", "4", "--lr", "3e-3")
+    assert code == 0
+    monkeypatch.setattr(publish, "stages_of_learning", lambda m: {"plateau": 4, "rise": 8})
+    shipped = tmp_path / "shipped"
+    publish.publish(run_dir.parent, shipped, with_milestones=True)
+    folder = shipped / "tiny"
+    stages = macaron.milestones(folder)
+    assert [s.name for s in stages] == ["random start", "plateau", "rise", "final"]
+    assert [s.step for s in stages] == [0, 4, 8, 12] and stages[0].tokens == 0
+    evals = {e["step"]: e for e in rows(run_dir / "metrics.jsonl", "eval")}
+    assert [s.loss for s in stages] == [evals[s.step]["loss"] for s in stages]
+    assert all(s.context_effect == evals[s.step]["context_effect"] for s in stages)
+    # at=0: rebuilt from the seed, checked, and the caller's random state is untouched
+    torch.manual_seed(123)
+    before = torch.rand(1)
+    torch.manual_seed(123)
+    start = macaron.load(folder, device="cpu", at=0)
+    assert torch.rand(1) == before and start.milestone.name == "random start"
+    torch.manual_seed(0)
+    fresh = macaron.build(start.config)
+    assert all(torch.equal(a, b) for a, b in zip(start.state_dict().values(), fresh.state_dict().values()))
+    # the nearest milestone by tokens, and what it is
+    rise = macaron.load(folder, device="cpu", at=stages[2].tokens + 1)
+    kept = macaron.load(run_dir / "milestones" / "step-000008", device="cpu")
+    assert rise.milestone == stages[2] and param_checksum(rise) == param_checksum(kept)
+    assert "rise (step 8," in str(rise.milestone) and rise.tokenizer is not None
+    assert macaron.load(folder, device="cpu", at=10**9).milestone.name == "final"
+    # a checksum that does not match is refused, naming the file
+    facts = json.loads((folder / "training.json").read_text())
+    (folder / "training.json").write_text(json.dumps({**facts, "init_sha256": "0" * 64}))
+    with pytest.raises(macaron.CheckpointError, match="training.json: the random start rebuilt"):
+        macaron.load(folder, device="cpu", at=0)
+    # a folder of one's own, without training facts, lists only itself
+    (folder / "training.json").unlink()
+    assert [(s.name, s.folder) for s in macaron.milestones(folder)] == [("tiny", folder)]

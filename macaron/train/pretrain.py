@@ -48,6 +48,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import ModelConfig
+from ..milestones import param_checksum
 from ..model import build
 from . import card as cardlib
 from . import evaluate as ev
@@ -384,14 +385,6 @@ def truncate_metrics(file: Path, step: int):
     tmp = file.with_suffix(".tmp")
     tmp.write_text("".join(l + "\n" for l in keep))
     os.replace(tmp, file)
-
-
-def param_checksum(model: nn.Module) -> str:
-    h = hashlib.sha256()
-    for name, p in sorted(model.state_dict().items()):
-        h.update(name.encode())
-        h.update(p.detach().float().cpu().contiguous().numpy().tobytes())
-    return h.hexdigest()
 
 
 def command_line(dist: Dist, argv: list[str]) -> str:

@@ -3,19 +3,28 @@
     python -m macaron.train.publish ~/.cache/macaron/runs/mini              (the newest milestone)
     python -m macaron.train.publish ~/.cache/macaron/runs/mini --step 4000  (the milestone of that step)
 
+    python -m macaron.train.publish ~/.cache/macaron/runs/mini --with-milestones   (a finished pair)
+
 A milestone (`pretrain --keep-every`) is a complete model folder: float16 weights, config, tokenizer,
 metrics so far, training.json and a card that says how far the run is. Publishing replaces the
 folder `<out>/<name>` by it, so a long run can be committed as it goes and a later session can
-warm-start from what was committed (`pretrain --warm-start`).
+warm-start from what was committed (`pretrain --warm-start`). `--with-milestones` also ships two
+stages of learning inside it, `milestones/plateau` (the last evaluation whose context effect is below
+0.05 nats) and `milestones/rise` (the first with at least half the published context effect), for
+`macaron.milestones` and `macaron.load(name, at=tokens)`.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 from pathlib import Path
 
+from ..milestones import milestones as milestones_of
+
 ROOT = Path(__file__).resolve().parents[2]
+PLATEAU_NATS = 0.05  # below this context effect a model has not yet started to read context
 
 
 def milestones(run_dir: Path, name: str) -> list[Path]:
@@ -23,7 +32,29 @@ def milestones(run_dir: Path, name: str) -> list[Path]:
     return sorted(p for p in (Path(run_dir) / name / "milestones").glob("step-*") if (p / "training.json").is_file())
 
 
-def publish(run_dir: Path, out: Path, step: int | None = None) -> list[Path]:
+def stages_of_learning(milestone: Path) -> dict[str, int]:
+    """{'plateau': step, 'rise': step} from the evaluations up to a milestone (a label is left out when
+    the curve has no such evaluation): the last with a context effect below PLATEAU_NATS before the
+    first that reaches half of the milestone's own effect."""
+    evals = [r for r in map(json.loads, (milestone / "metrics.jsonl").read_text().splitlines())
+             if r.get("type") == "eval" and "context_effect" in r]
+    final = json.loads((milestone / "training.json").read_text())["final"]["context_effect"]
+    rise = next((r["step"] for r in evals if r["context_effect"] >= final / 2), None) if final > PLATEAU_NATS else None
+    before = [r["step"] for r in evals if r["context_effect"] < PLATEAU_NATS and (rise is None or r["step"] < rise)]
+    out = {"plateau": before[-1]} if before and rise is not None else {}
+    return {**out, "rise": rise} if rise is not None else out
+
+
+def _copy(source: Path, target: Path):
+    """Replace target by a copy of source, never leaving half a folder behind."""
+    tmp = target.with_name(f".{target.name}.publishing")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(source, tmp)
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.rename(target)
+
+
+def publish(run_dir: Path, out: Path, step: int | None = None, with_milestones: bool = False) -> list[Path]:
     """Copy the chosen milestone of every model of the run to out/<name>; returns the folders written."""
     run_dir, out = Path(run_dir), Path(out)
     names = sorted(p.parent.name for p in run_dir.glob("*/milestones"))
@@ -35,13 +66,16 @@ def publish(run_dir: Path, out: Path, step: int | None = None) -> list[Path]:
         chosen = kept[-1] if step is None else next((k for k in kept if k.name == f"step-{step:06d}"), None)
         if chosen is None:
             raise FileNotFoundError(f"{run_dir / name / 'milestones'}: no milestone of step {step}")
-        target = out / name
-        tmp = out / f".{name}.publishing"
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.copytree(chosen, tmp)
-        shutil.rmtree(target, ignore_errors=True)
-        tmp.rename(target)
-        written.append(target)
+        _copy(chosen, out / name)
+        if with_milestones:
+            for label, at in stages_of_learning(chosen).items():
+                kept = run_dir / name / "milestones" / f"step-{at:06d}"
+                if not (kept / "training.json").is_file():
+                    raise FileNotFoundError(f"{kept}: the {label} milestone was not kept (train with --keep-every "
+                                            f"equal to --eval-every)")
+                (out / name / "milestones").mkdir(exist_ok=True)
+                _copy(kept, out / name / "milestones" / label)
+        written.append(out / name)
     return written
 
 
@@ -50,10 +84,11 @@ def main(argv=None) -> int:
     p.add_argument("run_dir")
     p.add_argument("--out", default=str(ROOT / "pretrained"))
     p.add_argument("--step", type=int, default=None, help="the milestone of this step (default: the newest)")
+    p.add_argument("--with-milestones", action="store_true", help="ship the plateau and rise milestones inside it")
     args = p.parse_args(argv)
     try:
-        for folder in publish(Path(args.run_dir), Path(args.out), args.step):
-            print(f"published {folder}")
+        for folder in publish(Path(args.run_dir), Path(args.out), args.step, args.with_milestones):
+            print(f"published {folder}: " + "; ".join(map(str, milestones_of(folder))))
     except FileNotFoundError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -1,0 +1,130 @@
+"""A model at stages of its training: the random start, milestones kept on the way, the weights shipped.
+
+A model folder trained by `macaron.train` holds `training.json` (its facts) and may hold
+`milestones/<label>/`, each a model folder of its own with the weights at that step (the shipped minis:
+`plateau`, the last evaluation before the model reads context, and `rise`, the first with half of its
+final context effect). The random start is not stored: it is rebuilt from the run's seed and checked
+against the SHA-256 of its weights recorded in `training.json`.
+
+    macaron.milestones("transformer-mini")          # [Milestone('random start', 0 tokens, ...), ...]
+    macaron.load("transformer-mini", at=2_000_000)  # the milestone nearest 2 M tokens; .milestone says which
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .checkpoint import CheckpointError, load, model_config, read_config, read_tokenizer, resolve
+
+FACTS = "training.json"
+RANDOM_START = "random start"
+
+
+@dataclass(frozen=True)
+class Milestone:
+    """One stage of a model's training, with its held-out figures (None where not measured)."""
+
+    name: str
+    tokens: int
+    step: int
+    loss: float | None
+    accuracy: float | None
+    context_effect: float | None
+    folder: Path | None  # None: the random start, rebuilt from the seed
+
+    def __str__(self) -> str:
+        figures = "" if self.loss is None else (
+            f", held-out loss {self.loss:.3f}, accuracy {self.accuracy:.1%}"
+            + ("" if self.context_effect is None else f", context effect {self.context_effect:+.2f} nats"))
+        return f"{self.name} (step {self.step:,}, {self.tokens:,} tokens{figures})"
+
+
+def param_checksum(model: torch.nn.Module) -> str:
+    """SHA-256 of a model's weights as float32, in name order: the same bytes give the same value anywhere."""
+    h = hashlib.sha256()
+    for name, p in sorted(model.state_dict().items()):
+        h.update(name.encode())
+        h.update(p.detach().float().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def _facts(folder: Path) -> dict | None:
+    try:
+        facts = json.loads((folder / FACTS).read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CheckpointError(f"{folder / FACTS}: unreadable training facts ({e})") from None
+    return facts if isinstance(facts, dict) else None
+
+
+def _from_facts(name: str, facts: dict, folder: Path) -> Milestone:
+    final = facts.get("final") or {}
+    return Milestone(name, int(facts["tokens"]), int(facts["steps"]), final.get("loss"), final.get("accuracy"),
+                     final.get("context_effect"), folder)
+
+
+def _first_evaluation(folder: Path) -> dict:
+    """The held-out figures of the untrained model: the step-0 row of the folder's metrics, if any."""
+    try:
+        for line in (folder / "metrics.jsonl").read_text().splitlines():
+            row = json.loads(line)
+            if row.get("type") == "eval" and row.get("step") == 0:
+                return row
+    except (OSError, json.JSONDecodeError):
+        pass
+    return {}
+
+
+def milestones(path_or_name) -> list[Milestone]:
+    """A model's stages in training order: the random start (where its checksum was recorded), the
+    milestones kept in its folder, and the folder's own weights. A folder without training facts (a
+    model of your own) lists only itself."""
+    folder = resolve(path_or_name)
+    facts = _facts(folder)
+    if facts is None:
+        return [Milestone(folder.name, 0, 0, None, None, None, folder)]
+    out = []
+    if facts.get("init_sha256"):
+        first = _first_evaluation(folder)
+        out.append(Milestone(RANDOM_START, 0, 0, first.get("loss"), first.get("accuracy"), first.get("context_effect"),
+                             None))
+    for sub in sorted((folder / "milestones").glob("*")):
+        kept = _facts(sub) if sub.is_dir() else None
+        if kept is not None:
+            out.append(_from_facts(sub.name, kept, sub))
+    budget = facts.get("budget_steps")
+    out.append(_from_facts("final" if not budget or facts["steps"] >= budget else "latest", facts, folder))
+    return sorted(out, key=lambda m: m.tokens)
+
+
+def random_start(folder: Path, facts: dict, device=None):
+    """The untrained model of a run, rebuilt from its seed and checked against the recorded checksum."""
+    from .model import build
+
+    kind, fields = read_config(folder)
+    config = model_config(fields, folder)
+    with torch.random.fork_rng(devices=[]):  # the caller's random state is left as it was
+        torch.manual_seed(int(facts.get("seed", 0)))
+        model = build(config, read_tokenizer(folder, config.vocab_size))
+    if param_checksum(model) != facts["init_sha256"]:
+        raise CheckpointError(f"{folder / FACTS}: the random start rebuilt from seed {facts.get('seed', 0)} does not "
+                              f"match the recorded checksum (another torch version may initialise differently)")
+    return model.to(device or ("cuda" if torch.cuda.is_available() else "cpu")).eval()
+
+
+def load_at(path_or_name, at: int, device=None):
+    """The model at the milestone nearest `at` training tokens; `model.milestone` says which one."""
+    stages = milestones(path_or_name)
+    chosen = min(stages, key=lambda m: (abs(m.tokens - at), m.tokens))
+    if chosen.folder is None:
+        folder = resolve(path_or_name)
+        model = random_start(folder, _facts(folder), device)
+    else:
+        model = load(chosen.folder, device)
+    model.milestone = chosen
+    return model
