@@ -79,29 +79,43 @@ def read_metrics(file: Path) -> tuple[list[dict], list[dict]]:
     return train, evals
 
 
-def training_curve(metrics_file: Path, png: Path, title: str = "", unigram: float | None = None) -> Path | None:
-    """Train loss and held-out loss against tokens seen (None where matplotlib is not installed)."""
+def training_curve(metrics_file: Path, png: Path, title: str = "", unigram: float | None = None,
+                   mask_rate: float = 0.15) -> Path | None:
+    """Loss (train and held-out) and the context effect against tokens seen (None without matplotlib)."""
     try:
         import matplotlib
-    except ImportError:  # the GPU machine: render it later with `python -m macaron.train.card`
+    except ImportError:
         return None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     train, evals = read_metrics(metrics_file)
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    effects = [r for r in evals if "context_effect" in r]
+    fig, axes = plt.subplots(2 if effects else 1, 1, figsize=(7, 6.2 if effects else 4.2), dpi=110, sharex=True,
+                             squeeze=False, gridspec_kw={"height_ratios": [3, 2][: 2 if effects else 1]})
+    ax = axes[0, 0]
     if train:
-        ax.plot([r["tokens"] for r in train], [r["loss"] for r in train], lw=1, alpha=0.7, label="train loss")
+        ax.plot([r["tokens"] / 1e6 for r in train], [r["loss"] for r in train], lw=1, alpha=0.6,
+                label=f"train loss ({mask_rate:.0%} of tokens masked)")
     if evals:
-        ax.plot([r["tokens"] for r in evals], [r["loss"] for r in evals], "o-", ms=3, lw=1.5,
-                label="held-out loss")
+        ax.plot([r["tokens"] / 1e6 for r in evals], [r["loss"] for r in evals], "o-", ms=3, lw=1.5,
+                label="held-out loss (fixed set, 15% masked)")
     if unigram is not None:
         ax.axhline(unigram, color="grey", ls="--", lw=1, label="unigram baseline (held-out)")
-    ax.set_xlabel("tokens seen")
     ax.set_ylabel("MLM cross-entropy (nats)")
     ax.set_title(f"{title} — masked-LM pre-training" if title else "masked-LM pre-training")
-    ax.grid(alpha=0.3)
     ax.legend()
+    if effects:
+        ax = axes[1, 0]
+        ax.plot([r["tokens"] / 1e6 for r in effects], [r["context_effect"] for r in effects], "o-", ms=3, lw=1.5,
+                color="#0072B2")
+        ax.axhline(0, color="grey", lw=0.8)
+        values = [r["context_effect"] for r in effects]
+        ax.set_ylim(min(-0.1, min(values) * 1.1), max(0.5, max(values) * 1.1))  # 1e-4 nats should look like 0
+        ax.set_ylabel("context effect (nats)")
+    axes[-1, 0].set_xlabel("tokens seen (millions)")
+    for row in axes:
+        row[0].grid(alpha=0.3)
     fig.tight_layout()
     png = Path(png)
     fig.savefig(png)
@@ -164,7 +178,7 @@ per layer), {c['norm']}-LN, {c['attention']} attention, {c['position']} position
 {_heldout(final, info['eval_seqs'])}
 ![training curve]({CURVE})
 
-Train loss and held-out loss against tokens seen; the raw numbers are in [metrics.jsonl](metrics.jsonl) and
+Train loss, held-out loss and the context effect against tokens seen; the raw numbers are in [metrics.jsonl](metrics.jsonl) and
 every fact of this card in [{FACTS}]({FACTS}).
 
 ## Training
@@ -210,7 +224,7 @@ def write(folder: Path, info: dict) -> None:
     (folder / "README.md").write_text(render(info))
     if (folder / "metrics.jsonl").is_file():
         training_curve(folder / "metrics.jsonl", folder / CURVE, info["config"]["name"],
-                       info["final"].get("unigram_loss"))
+                       info["final"].get("unigram_loss"), info.get("mask_rate", 0.15))
 
 
 def read_facts(folder: Path) -> dict:

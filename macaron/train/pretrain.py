@@ -388,7 +388,7 @@ def truncate_metrics(file: Path, step: int):
 
 
 def command_line(dist: Dist, argv: list[str]) -> str:
-    argv = shlex.join([a for a in argv if a != "--detach"])
+    argv = shlex.join([a for a in argv if a not in ("--detach", "--overwrite")]).replace(str(Path.home()), "~")
     if dist.world > 1:
         return f"torchrun --nproc_per_node {dist.world} -m macaron.train.pretrain {argv}"
     return f"python -m macaron.train.pretrain {argv}"
