@@ -1,16 +1,32 @@
-"""Training throughput: our `small` encoder against Hugging Face BertForMaskedLM of the same shape.
+"""Training throughput: our Transformer against Hugging Face BertForMaskedLM of the same shape, in
+float32 and, where the hardware does bf16 natively, in bf16 autocast.
 
-    python benchmarks/bench_train.py [--batch 8] [--seq 128] [--steps 6] [--rounds 3] [--no-write]
+    python benchmarks/bench_train.py [--sizes mini,small] [--precision auto|float32|bf16] [--batch 32]
+        [--seq 128] [--steps 6] [--rounds 3] [--warmup 2] [--threads N] [--cpu] [--no-write]
 
-Both models: 6 layers, d = 512, 8 heads, FFN 2048, vocabulary 8192, dropout 0.1, trained on the
-same random batches with 15% BERT masking, AdamW, gradient clipping; float32 on the CPU, bf16 autocast
-(and a larger batch) on CUDA. One training step = forward + backward + clip + optimizer step.
-Measurements are interleaved (ours, peer, ours, peer, ...) so machine load hits both alike; medians
-of per-step times are reported. Ours is timed twice: as `macaron.train.pretrain` trains it (the MLM
-head on the masked positions only) and with the head on every position like the peer. On CUDA the
-script also reports MFU against a measured bf16 matmul peak; FLOPs per step are counted with
-torch.utils.flop_counter for each model. The figures go to RESULTS.md, section "Training throughput"
-(one row per device, replaced when the same device runs again).
+Shapes: `mini` (6 × 256, 4 heads, FFN 1024) and `small` (6 × 512, 8 heads, FFN 2048), vocabulary 8192,
+dropout 0 (as the trainer pre-trains). One training step = forward + backward + gradient clipping at 1.0
++ AdamW, on random batches with 15% BERT masking. Contestants for each (shape, precision):
+
+    ours            MaskedLM: the MLM head on the masked positions only, as macaron.train.pretrain trains
+    ours-full-head  our model with the head on every position: the same work as the peer
+    hf-bert         transformers BertForMaskedLM, attn_implementation="sdpa", the head on every position
+                    as a user runs it
+    ours-compiled   CUDA only: the encoder under torch.compile, as `pretrain --compile` trains there
+
+Measurements are interleaved (ours, peer, ours, peer, ...) so machine load hits all alike; medians of
+per-step times are reported.
+
+Precision: float32 always, bf16 autocast (macaron.train.precision.autocast) only where
+macaron.train.precision.native_bf16 finds bf16 native. Emulated bf16 is ~40× slower than float32 on a
+CPU without it, so there it is reported as not timed. --precision float32 or bf16 times just that one
+(bf16 forced is timed even when emulated).
+
+FLOPs per step (forward + backward) are counted once per contestant with torch.utils.flop_counter. The
+achieved FLOP/s is given as a share of a matmul rate measured in the same run, in the same dtype with
+the same threads: the best torch.mm of the FFN products of 32 × 128 tokens on the CPU, of an 8192²
+product on CUDA (there the share is the MFU). Rows go to RESULTS.md, section "Training throughput", one
+per (device, shape, precision), replaced when that combination runs again.
 """
 from __future__ import annotations
 
@@ -18,7 +34,6 @@ import argparse
 import datetime as dt
 import os
 import platform
-import re
 import statistics
 import sys
 import time
@@ -26,11 +41,14 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from torch.utils.flop_counter import FlopCounterMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from macaron import ModelConfig, build  # noqa: E402
+from macaron.config import SIZES as KNOWN_SIZES  # noqa: E402
+from macaron.train import precision  # noqa: E402
 from macaron.train.card import hardware  # noqa: E402
 from macaron.train.data import IGNORE, Specials, mask_tokens  # noqa: E402
 from macaron.train.pretrain import MaskedLM  # noqa: E402
@@ -39,8 +57,14 @@ from results import RESULTS, write_section  # noqa: E402
 TITLE = "Training throughput"
 VOCAB = 8192
 SP = Specials(pad=0, unk=1, cls=2, sep=3, mask=4, vocab_size=VOCAB)
+SIZES = ("mini", "small")  # the default --sizes
+# The rate's products on the CPU: the FFN's up and down projections of small and mini at 32 × 128 tokens
+CPU_MATMULS = ((4096, 512, 2048), (4096, 2048, 512), (4096, 256, 1024))
+CUDA_MATMULS = ((8192, 8192, 8192),)  # large enough to reach the GPU's peak
+VECTOR_FLAGS = ("avx", "amx", "fma", "asimd", "sve")  # flag prefixes worth naming in the report
 
 
+# ---- the contestants ------------------------------------------------------------------
 class FullHead(torch.nn.Module):
     """Our encoder with the MLM head on every position (what BertForMaskedLM does)."""
 
@@ -62,17 +86,71 @@ class Peer(torch.nn.Module):
         return self.bert(input_ids=ids, attention_mask=keep, labels=labels).loss
 
 
-def peer_model(seq: int):
+def model_config(size: str, seq: int) -> ModelConfig:
+    return ModelConfig.named(size, scheme="transformer", vocab_size=VOCAB, max_len=max(512, seq), dropout=0.0,
+                             name=size)
+
+
+def shape_name(cfg: ModelConfig) -> str:
+    return f"{cfg.name} ({cfg.n_layers} × {cfg.d_model}, {cfg.n_heads} heads, FFN {cfg.ffn_total})"
+
+
+def peer_model(cfg: ModelConfig):
     from transformers import BertConfig, BertForMaskedLM
 
-    cfg = BertConfig(vocab_size=VOCAB, hidden_size=512, num_hidden_layers=6, num_attention_heads=8,
-                     intermediate_size=2048, max_position_embeddings=max(512, seq), hidden_dropout_prob=0.1,
-                     attention_probs_dropout_prob=0.1)
-    try:
-        return BertForMaskedLM._from_config(cfg, attn_implementation="sdpa")
-    except (TypeError, AttributeError):
-        cfg._attn_implementation = "sdpa"
-        return BertForMaskedLM(cfg)
+    bert = BertConfig(vocab_size=cfg.vocab_size, hidden_size=cfg.d_model, num_hidden_layers=cfg.n_layers,
+                      num_attention_heads=cfg.n_heads, intermediate_size=cfg.ffn_total,
+                      max_position_embeddings=cfg.max_len, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    return BertForMaskedLM._from_config(bert, attn_implementation="sdpa")
+
+
+class Trainer:
+    """One contestant: a model, its AdamW, the compute dtype and the step times measured so far."""
+
+    def __init__(self, name: str, net: torch.nn.Module, device: torch.device, dtype: torch.dtype):
+        self.name, self.net, self.device, self.dtype = name, net.to(device).train(), device, dtype
+        extra = {"fused": True} if device.type == "cuda" else {}
+        self.opt = torch.optim.AdamW(self.net.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-6,
+                                     weight_decay=0.01, **extra)
+        self.params = sum(p.numel() for p in self.net.parameters())
+        self.times: list[float] = []
+
+    def loss(self, inputs, labels):
+        with precision.autocast(self.device, self.dtype):
+            return self.net(inputs, None, labels)
+
+    def step(self, inputs, labels):
+        self.loss(inputs, labels).backward()
+        torch.nn.utils.clip_grad_norm_(self.net.parameters(), 1.0)
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+
+    def timed(self, data, sync):
+        for inputs, labels in data:
+            sync()
+            t = time.perf_counter()
+            self.step(inputs, labels)
+            sync()
+            self.times.append(time.perf_counter() - t)
+
+    def flops(self, inputs, labels) -> float:
+        """FLOPs of forward + backward (clipping and AdamW are elementwise, not counted)."""
+        with FlopCounterMode(display=False) as counter:
+            self.loss(inputs, labels).backward()
+        self.opt.zero_grad(set_to_none=True)
+        return float(counter.get_total_flops())
+
+
+def contestants(cfg: ModelConfig, device: torch.device, dtype: torch.dtype) -> list[Trainer]:
+    torch.manual_seed(0)
+    trainers = [Trainer("ours", MaskedLM(build(cfg)), device, dtype),
+                Trainer("ours-full-head", FullHead(build(cfg)), device, dtype),
+                Trainer("hf-bert", Peer(peer_model(cfg)), device, dtype)]
+    if device.type == "cuda":  # as `pretrain --compile` trains on the GPU: the encoder compiled, the head eager
+        compiled = build(cfg)
+        compiled.compile()
+        trainers.insert(1, Trainer("ours-compiled", MaskedLM(compiled), device, dtype))
+    return trainers
 
 
 def batches(n: int, batch: int, seq: int, device, seed: int = 0):
@@ -86,192 +164,221 @@ def batches(n: int, batch: int, seq: int, device, seed: int = 0):
     return out
 
 
-class Trainer:
-    def __init__(self, name: str, net: torch.nn.Module, device, amp: bool):
-        self.name, self.net, self.device, self.amp = name, net.to(device).train(), device, amp
-        extra = {"fused": True} if device.type == "cuda" else {}
-        self.opt = torch.optim.AdamW(self.net.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-6,
-                                     weight_decay=0.01, **extra)
-        self.times: list[float] = []
+# ---- the machine ----------------------------------------------------------------------
+def syncer(device: torch.device):
+    return torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
 
-    def step(self, inputs, labels):
-        ctx = torch.autocast("cuda", dtype=torch.bfloat16) if self.amp else _null()
-        with ctx:
-            loss = self.net(inputs, None, labels)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.net.parameters(), 1.0)
-        self.opt.step()
-        self.opt.zero_grad(set_to_none=True)
-        return loss
 
-    def timed(self, data, sync):
-        for inputs, labels in data:
+def matmul_rate(device: torch.device, dtype: torch.dtype, runs: int = 3) -> float:
+    """Best FLOP/s of torch.mm over the shapes, in dtype: the denominator of the share."""
+    cuda = device.type == "cuda"
+    shapes, inner = (CUDA_MATMULS, 20) if cuda else (CPU_MATMULS, 1)  # one 8192² product is too short to time
+    sync, best = syncer(device), 0.0
+    for m, k, n in shapes:
+        a = torch.randn(m, k, device=device, dtype=dtype)
+        b = torch.randn(k, n, device=device, dtype=dtype)
+        for _ in range(runs):  # the best of runs: the first one also warms up
             sync()
             t = time.perf_counter()
-            self.step(inputs, labels)
+            for _ in range(inner):
+                torch.mm(a, b)
             sync()
-            self.times.append(time.perf_counter() - t)
-
-    def flops(self, inputs, labels) -> float:
-        from torch.utils.flop_counter import FlopCounterMode
-
-        counter = FlopCounterMode(display=False)
-        with counter:
-            ctx = torch.autocast("cuda", dtype=torch.bfloat16) if self.amp else _null()
-            with ctx:
-                loss = self.net(inputs, None, labels)
-            loss.backward()
-        self.opt.zero_grad(set_to_none=True)
-        return float(counter.get_total_flops())
-
-
-class _null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        return False
-
-
-def matmul_peak(device, dtype, n: int = 8192, reps: int = 20) -> float:
-    """Measured dense matmul FLOP/s (the MFU denominator)."""
-    a = torch.randn(n, n, device=device, dtype=dtype)
-    b = torch.randn(n, n, device=device, dtype=dtype)
-    for _ in range(3):
-        a @ b
-    torch.cuda.synchronize()
-    best = 0.0
-    for _ in range(5):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(reps):
-            a @ b
-        end.record()
-        torch.cuda.synchronize()
-        best = max(best, 2 * n**3 * reps / (start.elapsed_time(end) / 1000))
+            best = max(best, inner * 2 * m * k * n / (time.perf_counter() - t))
     return best
 
 
-def run(args) -> dict:
-    cuda = torch.cuda.is_available() and not args.cpu
-    device = torch.device("cuda" if cuda else "cpu")
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    batch = args.batch or (64 if cuda else 8)
-    seq = args.seq
-    torch.manual_seed(0)
-    cfg = ModelConfig.named("small", scheme="transformer", vocab_size=VOCAB, max_len=max(512, seq), dropout=0.1,
-                            name="small")
-    trainers = [Trainer("ours", MaskedLM(build(cfg)), device, cuda),
-                Trainer("ours-full-head", FullHead(build(cfg)), device, cuda),
-                Trainer("hf-bert", Peer(peer_model(seq)), device, cuda)]
-    if cuda:  # as `pretrain --compile` trains on the GPU: the encoder compiled, the head eager
-        compiled = build(cfg)
-        compiled.compile()
-        trainers.insert(1, Trainer("ours-compiled", MaskedLM(compiled), device, cuda))
-    params = {t.name: sum(p.numel() for p in t.net.parameters()) for t in trainers}
-    data = batches(args.steps, batch, seq, device)
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
+def kind(device: torch.device) -> str:
+    return "GPU" if device.type == "cuda" else "CPU"
+
+
+def flags_found(device: torch.device) -> str:
+    """The bf16 flag (or why there is none) and the vector extensions, for the report."""
+    if device.type == "cuda":
+        return f"bf16 {'native' if precision.native_bf16(device) else 'not supported'} on this GPU"
+    native = precision.native_bf16(device)
+    vector = " ".join(sorted(f for f in precision.cpu_flags() if f.startswith(VECTOR_FLAGS))) or "none found"
+    bf16 = native or f"none of {', '.join(precision.NATIVE_BF16)}"
+    return f"bf16 flags: {bf16}; vector flags: {vector}"
+
+
+def plan(device: torch.device, requested: str) -> tuple[list[torch.dtype], str | None]:
+    """The dtypes to time, and the note saying why bf16 is not timed (None when nothing is left out)."""
+    if requested == "float32":
+        return [torch.float32], None
+    if requested == "bf16":
+        if not precision.native_bf16(device):
+            print(f"warning: bf16 is emulated on this {kind(device)} ({flags_found(device)}): timed because "
+                  f"--precision bf16 asked for it, expect it many times slower than float32", file=sys.stderr)
+        return [torch.bfloat16], None
+    if precision.native_bf16(device):
+        return [torch.float32, torch.bfloat16], None
+    return [torch.float32], f"bf16: not native on this {kind(device)} ({flags_found(device)}), not timed"
+
+
+def load_average() -> float | None:
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+
+
+# ---- measuring --------------------------------------------------------------------------
+def measure(cfg: ModelConfig, device: torch.device, dtype: torch.dtype, rate: float, args, batch: int) -> dict:
+    """One (shape, precision): every contestant warmed up, then timed in interleaved rounds."""
+    before = load_average()
+    trainers = contestants(cfg, device, dtype)
+    data = batches(args.steps, batch, args.seq, device)
+    sync = syncer(device)
     flops = {t.name: t.flops(*data[0]) for t in trainers}
-    for t in trainers:  # warm-up (allocator, kernels, autotuning)
+    for t in trainers:  # warm-up: allocator, kernels, autotuning
         for inputs, labels in data[: args.warmup]:
             t.step(inputs, labels)
-        t.times.clear()
     for _ in range(args.rounds):
         for t in trainers:
             t.timed(data, sync)
-    tokens = batch * seq
-    res = {"device": hardware(device), "cuda": cuda, "batch": batch, "seq": seq, "params": params, "flops": flops,
-           "threads": torch.get_num_threads(), "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
+    tokens = batch * args.seq
+    models = {}
     for t in trainers:
-        med = statistics.median(t.times)
-        res[t.name] = {"step_s": med, "tokens_per_s": tokens / med, "flops_per_s": flops[t.name] / med,
-                       "n": len(t.times)}
-    if cuda:
-        res["peak_bf16"] = matmul_peak(device, torch.bfloat16)
-        for t in trainers:
-            res[t.name]["mfu"] = res[t.name]["flops_per_s"] / res["peak_bf16"]
-    return res
+        step_s = statistics.median(t.times)
+        models[t.name] = {"step_s": step_s, "tokens_per_s": tokens / step_s, "flops": flops[t.name],
+                          "share": flops[t.name] / step_s / rate, "params": t.params, "n": len(t.times)}
+    return {"shape": cfg.name, "shape_name": shape_name(cfg), "precision": precision.name(dtype), "batch": batch,
+            "seq": args.seq, "rate": rate, "models": models, "load": (before, load_average()),
+            "attention": next(t for t in trainers if t.name == "hf-bert").net.bert.config._attn_implementation}
+
+
+def run_device(device: torch.device, args) -> dict:
+    """Every requested shape in every precision this device gets, with the matmul rate of each dtype."""
+    batch = args.batch or (64 if device.type == "cuda" else 32)
+    dtypes, note = plan(device, args.precision)
+    configs = [model_config(size, args.seq) for size in args.sizes]
+    blocks, rates = [], {}
+    for dtype in dtypes:
+        rates[precision.name(dtype)] = rate = matmul_rate(device, dtype)
+        blocks += [measure(cfg, device, dtype, rate, args, batch) for cfg in configs]
+    if note:
+        blocks += [{"shape": cfg.name, "precision": "bf16", "batch": batch, "seq": args.seq, "note": note}
+                   for cfg in configs]
+    return {"device": hardware(device), "cuda": device.type == "cuda", "threads": torch.get_num_threads(),
+            "flags": flags_found(device), "note": note, "rates": rates, "blocks": blocks}
+
+
+# ---- the report -----------------------------------------------------------------------
+def fmt_load(load: tuple[float | None, float | None]) -> str:
+    return " → ".join("?" if x is None else f"{x:.1f}" for x in load)
 
 
 def report(res: dict) -> str:
-    lines = [f"{res['device']}, {'bf16 autocast' if res['cuda'] else 'float32'}, batch {res['batch']} × "
-             f"{res['seq']} tokens, {res['threads']} thread(s)"]
-    for name in ("ours", "ours-compiled", "ours-full-head", "hf-bert"):
-        if name not in res:
+    share = "MFU" if res["cuda"] else "of the matmul rate"
+    lines = [f"{res['device']}, {res['threads']} thread(s), torch {torch.__version__}",
+             f"  {res['note'] or res['flags']}"]  # the note names the flags too
+    shapes = ", ".join(f"{m}×{k}·{k}×{n}" for m, k, n in (CUDA_MATMULS if res["cuda"] else CPU_MATMULS))
+    for name, rate in res["rates"].items():
+        lines.append(f"  matmul rate, {name}: {rate / 1e9:,.1f} GFLOP/s (best torch.mm of {shapes})")
+    for b in res["blocks"]:
+        if "note" in b:
             continue
-        r = res[name]
-        mfu = f", MFU {100 * r['mfu']:.1f}%" if "mfu" in r else ""
-        lines.append(f"  {name:15} {r['tokens_per_s']:10,.0f} tokens/s  ({1000 * r['step_s']:.1f} ms/step, "
-                     f"{r['flops_per_s'] / 1e9:,.1f} GFLOP/s, {res['params'][name]:,} params{mfu}; median of {r['n']})")
-    if "ours-compiled" in res:
-        lines.append(f"  ratio ours compiled / HF: "
-                     f"{res['ours-compiled']['tokens_per_s'] / res['hf-bert']['tokens_per_s']:.2f}")
-    lines.append(f"  ratio ours / HF: {res['ours']['tokens_per_s'] / res['hf-bert']['tokens_per_s']:.2f} "
-                 f"(same-work ratio, head on every position: "
-                 f"{res['ours-full-head']['tokens_per_s'] / res['hf-bert']['tokens_per_s']:.2f})")
-    if res["cuda"]:
-        lines.append(f"  measured bf16 matmul peak: {res['peak_bf16'] / 1e12:.0f} TFLOP/s")
+        lines.append(f"{b['shape_name']}, {b['precision']}, batch {b['batch']} × {b['seq']}, "
+                     f"load average {fmt_load(b['load'])} (before → after)")
+        for name, m in b["models"].items():
+            lines.append(f"  {name:15} {m['tokens_per_s']:9,.0f} tokens/s  ({1000 * m['step_s']:,.1f} ms/step, "
+                         f"{m['flops'] / 1e9:,.2f} GFLOP/step, {m['flops'] / m['step_s'] / 1e9:,.1f} GFLOP/s = "
+                         f"{100 * m['share']:.0f}% {share}; {m['params']:,} params; median of {m['n']})")
+        ratio = {name: m["tokens_per_s"] / b["models"]["hf-bert"]["tokens_per_s"] for name, m in b["models"].items()}
+        compiled = f"; ours-compiled / HF {ratio['ours-compiled']:.2f}" if "ours-compiled" in ratio else ""
+        lines.append(f"  ratio ours / HF {ratio['ours']:.2f}; same-work ratio ours-full-head / HF "
+                     f"{ratio['ours-full-head']:.2f}{compiled}  (HF BertForMaskedLM, {b['attention']} attention, "
+                     f"runs its head on every position, as a user runs it)")
     return "\n".join(lines)
 
 
-ROW = re.compile(r"^\| (?P<device>[^|]+) \| (?P<precision>[^|]+) \|")
-TABLE_HEAD = ("| device | precision | batch × seq | threads | ours tokens/s | HF BERT tokens/s | ratio | "
-              "ours, full head, tokens/s | same-work ratio | MFU ours / HF | date | load |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|---|")
+# ---- RESULTS.md -------------------------------------------------------------------------
+COLUMNS = ("device", "shape", "precision", "batch × seq", "threads", "ours tokens/s", "HF tokens/s", "ratio",
+           "full-head tokens/s", "same-work ratio", "GFLOP/step (ours)", "share of matmul rate ours / HF",
+           "matmul rate GFLOP/s", "date", "load")
 
 
-def write(res: dict, path: Path = RESULTS):
-    """One row per (device, precision): a new figure replaces that device's old row, others stay."""
+def cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def row(res: dict, b: dict) -> str:
+    head = [res["device"], b["shape"], b["precision"], f"{b['batch']} × {b['seq']}", str(res["threads"])]
+    today = dt.date.today().isoformat()
+    if "note" in b:
+        return "| " + " | ".join(head + [b["note"]] + ["–"] * 7 + [today, "–"]) + " |"
+    models = b["models"]
+    ours = models["ours-compiled" if "ours-compiled" in models else "ours"]
+    hf, full = models["hf-bert"], models["ours-full-head"]
+    figures = [f"{ours['tokens_per_s']:,.0f}", f"{hf['tokens_per_s']:,.0f}",
+               f"{ours['tokens_per_s'] / hf['tokens_per_s']:.2f}", f"{full['tokens_per_s']:,.0f}",
+               f"{full['tokens_per_s'] / hf['tokens_per_s']:.2f}", f"{ours['flops'] / 1e9:,.1f}",
+               f"{100 * ours['share']:.0f}% / {100 * hf['share']:.0f}%", f"{b['rate'] / 1e9:,.0f}",
+               today, fmt_load(b["load"])]
+    return "| " + " | ".join(head + figures) + " |"
+
+
+def write(results: list[dict], path: Path = RESULTS):
+    """One row per (device, shape, precision): a new figure replaces that combination's old row, other rows
+    stay. A "not timed" row only fills a gap; it never replaces a figure taken with --precision bf16."""
     text = path.read_text() if path.exists() else ""
-    m = re.search(rf"^## {re.escape(TITLE)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
-    old_rows = [l for l in (m.group(1).splitlines() if m else []) if ROW.match(l) and not l.startswith("| device")
-                and not l.startswith("|---")]
-    precision = "bf16 autocast" if res["cuda"] else "float32"
-    best = "ours-compiled" if "ours-compiled" in res else "ours"
-    mfu = (f"{100 * res[best]['mfu']:.1f}% / {100 * res['hf-bert']['mfu']:.1f}%"
-           f" (peak {res['peak_bf16'] / 1e12:.0f} TFLOP/s)" if res["cuda"] else "–")
-    load = f"{res['load']:.1f}" if res.get("load") is not None else "?"
-    row = (f"| {res['device']} | {precision} | {res['batch']} × {res['seq']} | {res['threads']} | "
-           f"{res[best]['tokens_per_s']:,.0f} | {res['hf-bert']['tokens_per_s']:,.0f} | "
-           f"{res[best]['tokens_per_s'] / res['hf-bert']['tokens_per_s']:.2f} | "
-           f"{res['ours-full-head']['tokens_per_s']:,.0f} | "
-           f"{res['ours-full-head']['tokens_per_s'] / res['hf-bert']['tokens_per_s']:.2f} | {mfu} | "
-           f"{dt.date.today().isoformat()} | {load} |")
-    rows = [r for r in old_rows
-            if (ROW.match(r)["device"].strip(), ROW.match(r)["precision"].strip()) != (res["device"], precision)]
-    rows.append(row)
-    body = (f"`python benchmarks/bench_train.py`: training tokens/s (forward + backward + clip + AdamW step) of our "
-            f"`small` Transformer (6 × 512, 8 heads, FFN 2048, vocabulary 8192, pre-LN) against Hugging Face "
-            f"`BertForMaskedLM` of the same shape (`attn_implementation=\"sdpa\"`), same random batches with 15% "
-            f"masking, same precision, interleaved, medians. \"ours\" runs the MLM head on the masked positions only, "
-            f"as `macaron.train.pretrain` trains; \"full head\" runs it on every position like the peer (the "
-            f"same work). On CUDA \"ours\" is the compiled encoder (`torch.compile`, head eager), as "
-            f"`pretrain --compile` trains; the peer runs eagerly. Load = 1-minute load average when the figures were taken (other jobs on the machine). "
-            f"Python {platform.python_version()}, torch {torch.__version__}.\n\n{TABLE_HEAD}\n" + "\n".join(rows))
+    start = text.find(f"## {TITLE}\n")
+    section = text[start:].split("\n## ", 1)[0] if start >= 0 else ""
+    # rows of an older layout (another column count) are dropped: their columns no longer fit
+    old = [line for line in section.splitlines() if line.startswith("| ") and len(cells(line)) == len(COLUMNS)
+           and cells(line)[0] != "device"]
+    rows = {tuple(cells(line)[:3]): line for line in old}
+    for res in results:
+        for b in res["blocks"]:
+            key = (res["device"], b["shape"], b["precision"])
+            if "note" not in b or key not in rows:
+                rows[key] = row(res, b)
+    body = (f"`python benchmarks/bench_train.py`: training tokens/s (forward + backward + clipping + AdamW step) "
+            f"of our Transformers `mini` (6 × 256, 4 heads, FFN 1024) and `small` (6 × 512, 8 heads, FFN 2048), "
+            f"vocabulary 8192, pre-LN, dropout 0 (as the trainer pre-trains), against Hugging Face "
+            f"`BertForMaskedLM` of the same shape (`attn_implementation=\"sdpa\"`, dropout 0, the MLM head on every "
+            f"position as a user runs it); the same random batches with 15% masking, the same precision, "
+            f"interleaved, medians. \"ours\" runs the MLM head on the masked positions only, as "
+            f"`macaron.train.pretrain` trains; \"full head\" runs it on every position like the peer (the same "
+            f"work: the same-work ratio). float32 always; bf16 autocast (weights and optimizer state float32) only "
+            f"where the hardware does bf16 natively: elsewhere it is emulated, many times slower, and not timed. "
+            f"GFLOP/step counted with `torch.utils.flop_counter` (forward + backward); share of matmul rate = "
+            f"achieved FLOP/s ÷ the best `torch.mm` rate measured in the same run, same dtype and threads "
+            f"(on the CPU 4096 × 512·512 × 2048, 4096 × 2048·2048 × 512, 4096 × 256·256 × 1024; on CUDA 8192², "
+            f"so there it is the MFU, and \"ours\" is the compiled encoder, as `pretrain --compile` trains, the "
+            f"peer eager). Load = 1-minute load average before → after (other jobs on the machine). "
+            f"Python {platform.python_version()}, torch {torch.__version__}.\n\n"
+            f"| {' | '.join(COLUMNS)} |\n|{'---|' * len(COLUMNS)}\n" + "\n".join(rows.values()))
     write_section(TITLE, body, path)
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--batch", type=int, default=None, help="sequences per step (default 8 on CPU, 64 on CUDA)")
+    p.add_argument("--sizes", default=",".join(SIZES),
+                   help=f"comma-separated, of {', '.join(KNOWN_SIZES)} (default {','.join(SIZES)})")
+    p.add_argument("--precision", choices=precision.CHOICES, default="auto",
+                   help="auto: float32, plus bf16 where native; bf16 forces it even where emulated (slow)")
+    p.add_argument("--batch", type=int, default=None, help="sequences per step (default 32 on CPU, 64 on CUDA)")
     p.add_argument("--seq", type=int, default=128)
     p.add_argument("--steps", type=int, default=6, help="timed steps per model per round")
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--warmup", type=int, default=2)
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--cpu", action="store_true", help="the CPU figure even where CUDA is present")
+    p.add_argument("--warmup", type=int, default=2, help="untimed steps per model first")
+    p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own)")
+    p.add_argument("--cpu", action="store_true", help="the CPU figures only, even where CUDA is present")
     p.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
     args = p.parse_args(argv)
-    results = [run(args)]
-    if torch.cuda.is_available() and not args.cpu:  # the CPU figure always, the GPU one where there is a GPU
-        cpu_args = argparse.Namespace(**{**vars(args), "cpu": True, "batch": 8})
-        results.insert(0, run(cpu_args))
-    for res in results:
-        print(report(res))
-        if not args.no_write:
-            write(res)
+    args.sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
+    unknown = set(args.sizes) - set(KNOWN_SIZES)
+    if unknown or not args.sizes:
+        p.error(f"--sizes {','.join(sorted(unknown))}: choose from {', '.join(KNOWN_SIZES)}")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    devices = [torch.device("cpu")]  # the CPU figures always, the GPU's where there is a GPU
+    if torch.cuda.is_available() and not args.cpu:
+        devices.append(torch.device("cuda"))
+    results = []
+    for device in devices:
+        results.append(run_device(device, args))
+        print(report(results[-1]), flush=True)
     if not args.no_write:
+        write(results)
         print(f"written to {RESULTS}")
 
 
