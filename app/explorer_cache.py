@@ -28,7 +28,10 @@ MAX_CHARS = 20_000     # longer text is cut before tokenising, and the page says
 
 
 # ---- the server ---------------------------------------------------------------------------------
-@st.cache_resource(show_spinner="Starting the explorer (once per server): loading the models…")
+READY = False  # True once warm() has run: main.py shows its "starting" message until then
+
+
+@st.cache_resource(show_spinner=False)  # main.py says that the server is starting
 def warm(paths: tuple[str, ...], text: str) -> int:
     """Once per process, before any page: torch and BLAS threads (MACARON_APP_THREADS, else macaron's
     choice), the default models loaded and one sentence traced, projected and drawn, so that the first
@@ -45,6 +48,8 @@ def warm(paths: tuple[str, ...], text: str) -> int:
         except Exception:  # a folder that does not load is reported by the page that opens it
             pass
     gc.freeze()
+    global READY
+    READY = True
     return threads
 
 

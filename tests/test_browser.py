@@ -179,6 +179,28 @@ def test_particles_play_and_slider_redraw_every_panel_on_one_clock(server, page)
     page.screenshot(path=str(SHOTS / "particles_projector_1024x768.png"))
 
 
+def test_a_new_server_says_it_is_starting_until_the_first_figure(models_dir, browser, tmp_path):
+    """The first visitor of a new server sees what it waits for (PyTorch, the models) at once, never a blank
+    page; the message goes once the first figure is drawn. Its own server: the suite's is already warm."""
+    env = {k: v for k, v in os.environ.items() if k != "MACARON_MODELS"}
+    env["MACARON_MODELS_DIR"] = str(models_dir)
+    with app_server(env, tmp_path / "streamlit.log") as (url, _):
+        pg = browser.new_page(viewport={"width": 1280, "height": 720})
+        try:
+            pg.goto(f"{url}/")
+            seen = []  # what the main area shows, polled from the moment the page loads
+            while pg.locator(".js-plotly-plot").count() == 0 and len(seen) < 600:
+                seen.append(pg.locator("[data-testid='stMain']").inner_text())
+                pg.wait_for_timeout(100)
+            starting = [s for s in seen if "Starting the explorer" in s]
+            assert starting and "loading PyTorch and the models" in starting[0], seen[:5]
+            settle(pg)
+            assert "Starting the explorer" not in pg.locator("[data-testid='stMain']").inner_text()
+            no_errors(pg)
+        finally:
+            pg.close()
+
+
 @pytest.mark.parametrize("size", [(1280, 720), (1024, 768)])
 @pytest.mark.parametrize("path, first", [("/", "input[aria-label='Sentence']"),
                                          ("/compare", "input[aria-label='Sentence']"), ("/lab", None)])
