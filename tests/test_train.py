@@ -684,3 +684,67 @@ def test_milestones_list_and_load_every_stage(tiny, tmp_path, monkeypatch):
     # a folder of one's own, without training facts, lists only itself
     (folder / "training.json").unlink()
     assert [(s.name, s.folder) for s in macaron.milestones(folder)] == [("tiny", folder)]
+
+
+def _unit_standardised(x: np.ndarray) -> np.ndarray:
+    x = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def test_learning_measures_one_sentence_at_every_stage(tiny, tmp_path, monkeypatch):
+    """learning.stages against the model's weights read directly: the embedding state computed in NumPy,
+    the last state from a hook on the last layer, the [MASK] guesses from the model's own MLM logits."""
+    from macaron import learning
+    from macaron.train import publish
+
+    code, run_dir, _ = run(tiny, tmp_path, "--steps", "8", "--eval-every", "4", "--keep-every", "4", "--lr", "3e-3")
+    assert code == 0
+    monkeypatch.setattr(publish, "stages_of_learning", lambda m: {"rise": 4})
+    folder = publish.publish(run_dir.parent, tmp_path / "shipped", with_milestones=True)[0]
+    text = "each layer of the network nudges every [MASK] ."
+    uses = ("a particle moves through the space", "attention lets every particle look at the others", "the")
+    rows_ = learning.stages(folder, text, uses=uses, k=3, device="cpu")
+    assert [r.milestone.name for r in rows_] == ["random start", "rise", "final"]
+    assert [r.milestone.step for r in rows_] == [0, 4, 8]
+    for row in rows_:
+        model = macaron.load(folder, device="cpu", at=row.milestone.tokens)
+        pos = []  # where "the" is in each sentence, and its particle at the embedding and after the last layer
+        last = []
+        hook = model.layers[-1].register_forward_hook(lambda mod, inp, out: last.append(out[0].detach().numpy()))
+        first = []
+        for sentence in uses[:2]:
+            ids = model.tokenizer.encode(sentence).ids
+            pos.append(model.tokenizer.encode(sentence).tokens.index("the"))
+            with torch.no_grad():
+                model.encode(ids)
+            sd = {k: v.double().numpy() for k, v in model.state_dict().items()}
+            x = sd["token_embedding.weight"][ids[pos[-1]]] + sd["position_embedding.weight"][pos[-1]]
+            if "embed_norm.weight" in sd:  # post-LN only: pre-LN embeds without a norm
+                x = (x - x.mean()) / np.sqrt(x.var() + 1e-5) * sd["embed_norm.weight"] + sd["embed_norm.bias"]
+            first.append(x)
+        hook.remove()
+        cos0 = float(_unit_standardised(first[0]) @ _unit_standardised(first[1]))
+        cos_last = float(_unit_standardised(last[0][pos[0]]) @ _unit_standardised(last[1][pos[1]]))
+        assert row.distance[0] == pytest.approx(1 - cos0, abs=1e-5)
+        assert row.distance[-1] == pytest.approx(1 - cos_last, abs=1e-5)
+        ids = model.tokenizer.encode(text).ids
+        with torch.no_grad():
+            probs = torch.softmax(model.mlm_logits(ids), -1)[ids.index(model.tokenizer.token_to_id("[MASK]"))]
+        top = probs.topk(3)
+        assert [t for t, _ in row.guesses] == [model.tokenizer.id_to_token(int(i)) for i in top.indices]
+        assert [p for _, p in row.guesses] == pytest.approx(top.values.tolist(), abs=1e-5)
+    # the weights changed between stages, so do the measures
+    assert len({round(r.clusters, 6) for r in rows_}) == 3 and len({r.guesses for r in rows_}) >= 2
+    # the held-out curve the stages sit on, from metrics.jsonl
+    c = learning.curve(folder)
+    evals = rows(run_dir / "metrics.jsonl", "eval")
+    assert c["step"].tolist() == [e["step"] for e in evals]
+    assert c["context_effect"].tolist() == pytest.approx([e["context_effect"] for e in evals])
+    # the figure: every stage named over its line, the sentence's row the distances at the last state
+    from macaron import plot
+    fig = plot.learning(rows_, c)
+    assert [a.text for a in fig.layout.annotations] == ["random start", "rise", "final"]
+    assert [s.x0 for s in fig.layout.shapes] == pytest.approx([r.milestone.tokens / 1e6 for r in rows_])
+    assert list(fig.data[-1].y) == pytest.approx([r.distance[-1] for r in rows_])
+    with pytest.raises(macaron.InputError, match="'river' is not one token"):
+        learning.use_distance(macaron.load(folder, device="cpu"), "the river bank", "a bank", "river")
