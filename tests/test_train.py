@@ -5,6 +5,7 @@ Everything runs on the tiny fixture corpus with a tokenizer trained here and a 2
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import socket
@@ -748,3 +749,21 @@ def test_learning_measures_one_sentence_at_every_stage(tiny, tmp_path, monkeypat
     assert list(fig.data[-1].y) == pytest.approx([r.distance[-1] for r in rows_])
     with pytest.raises(macaron.InputError, match="'river' is not one token"):
         learning.use_distance(macaron.load(folder, device="cpu"), "the river bank", "a bank", "river")
+
+
+def test_outlook_extrapolates_the_last_evaluations_against_log_tokens():
+    """The campaign's stopping rule on curves whose future is known: exactly linear in log(tokens) (the
+    line continues), and a plateau followed by a rise (only the last evaluations count)."""
+    from macaron.train.watch import outlook
+
+    tokens = [1e6 * 2 ** i for i in range(12)]
+    exact = [{"tokens": t, "accuracy": 0.02 * math.log(t) - 0.2, "context_effect": 0.5 * math.log(t / 1e6)}
+             for t in tokens]
+    ahead = outlook(exact, tokens_per_s=1000.0, hours=5.0)
+    want = tokens[-1] + 1000.0 * 3600 * 5
+    assert ahead["tokens"] == pytest.approx(want) and ahead["evaluations"] == 8
+    assert ahead["accuracy"] == pytest.approx(0.02 * math.log(want) - 0.2)
+    assert ahead["context_effect"] == pytest.approx(0.5 * math.log(want / 1e6))
+    flat_then_rising = [dict(r, context_effect=0.0) for r in exact[:4]] + exact[4:]
+    assert outlook(flat_then_rising, 1000.0)["context_effect"] == pytest.approx(ahead["context_effect"])
+    assert outlook(exact[:2], 1000.0) is None and outlook(exact, 0.0) is None

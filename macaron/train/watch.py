@@ -3,7 +3,9 @@
     python -m macaron.train.watch ~/.cache/macaron/runs/mini [--seconds 540] [--every 30]
 
 One line per model: step of the budget, tokens, train loss, the last held-out loss, accuracy and
-context effect, throughput and the time left at that rate. `--seconds 0` prints once. Exits 0 when
+context effect, throughput and the time left at that rate; and the outlook the campaign stops by
+(issue 19): accuracy and context effect extrapolated five more hours of training at that rate, by a
+straight line through the last evaluations against log(tokens). `--seconds 0` prints once. Exits 0 when
 `done.json` appears, 1 if the training process died without it (the log tail says why), and 0 after
 --seconds otherwise.
 """
@@ -11,14 +13,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
 from pathlib import Path
 
 
-def last_rows(metrics: Path) -> tuple[dict | None, dict | None]:
-    train = evals = None
+def read_rows(metrics: Path) -> tuple[dict | None, list[dict]]:
+    """(the last training row, every evaluation) of a metrics.jsonl, skipping a torn last line."""
+    train, evals = None, []
     if metrics.is_file():
         for line in metrics.read_text().splitlines():
             try:
@@ -26,10 +30,28 @@ def last_rows(metrics: Path) -> tuple[dict | None, dict | None]:
             except json.JSONDecodeError:
                 continue
             if row.get("type") == "eval":
-                evals = row
+                evals.append(row)
             else:
                 train = row
     return train, evals
+
+
+def outlook(evals: list[dict], tokens_per_s: float, hours: float = 5.0, last: int = 8) -> dict | None:
+    """Accuracy and context effect `hours` of training ahead at tokens_per_s: the least-squares line through
+    the last `last` evaluations against log(tokens), extrapolated. None with fewer than three of them."""
+    rows = [r for r in evals if r.get("tokens", 0) > 0 and "context_effect" in r][-last:]
+    if len(rows) < 3 or tokens_per_s <= 0:
+        return None
+    x = [math.log(r["tokens"]) for r in rows]
+    ahead = rows[-1]["tokens"] + tokens_per_s * 3600 * hours
+    out = {"tokens": ahead, "hours": hours, "evaluations": len(rows)}
+    mx = sum(x) / len(x)
+    for key in ("accuracy", "context_effect"):
+        y = [r[key] for r in rows]
+        my = sum(y) / len(y)
+        slope = sum((a - mx) * (b - my) for a, b in zip(x, y)) / sum((a - mx) ** 2 for a in x)
+        out[key] = my + slope * (math.log(ahead) - mx)
+    return out
 
 
 def total_steps(run_dir: Path) -> int | None:
@@ -49,7 +71,8 @@ def status(run_dir: Path) -> str:
     total = total_steps(run_dir)
     lines = []
     for metrics in sorted(run_dir.glob("*/metrics.jsonl")):
-        train, evals = last_rows(metrics)
+        train, history = read_rows(metrics)
+        evals = history[-1] if history else None
         if train is None:
             lines.append(f"  {metrics.parent.name}: no training step logged yet")
             continue
@@ -63,6 +86,11 @@ def status(run_dir: Path) -> str:
             held = f", held-out {evals['loss']:.3f} (acc {evals['accuracy']:.1%}{effect})"
         lines.append(f"  {metrics.parent.name}: step {train['step']:,}/{total or '?'}, {train['tokens']:,} tokens, "
                      f"loss {train['loss']:.3f}{held}, {train.get('tokens_per_s', 0):,.0f} tok/s{left}")
+        ahead = outlook(history, train.get("tokens_per_s", 0))
+        if ahead:
+            lines.append(f"    in {ahead['hours']:g} more hours ({ahead['tokens'] / 1e6:,.0f} M tokens) by the line through "
+                         f"the last {ahead['evaluations']} evaluations against log(tokens): accuracy "
+                         f"~{ahead['accuracy']:.1%}, context effect ~{ahead['context_effect']:+.2f} nats")
     return "\n".join(lines) or "  (no metrics yet)"
 
 
