@@ -7,10 +7,10 @@ one row a stage, to be read against training tokens beside the held-out curve (`
     rows = learning.stages("transformer-mini", "paris is the capital of [MASK] .",
                            uses=("the bank of the river", "the bank raised its rates", "bank"))
 
-Per stage: the effective number of clusters and the mean pairwise cosine of the particles at the last
-state, the mean attention entropy (a share of log T), the top guesses for the first [MASK] (the logit
-lens at the last state, i.e. the model's own prediction), and how far apart two uses of one word are
-at every state. Particles are measured as the next operator reads them (standardised per token).
+Per stage: the effective number of clusters, the distance from rank one and the mean pairwise cosine
+of the particles at the last state, the token most attended to, the mean attention entropy (a share
+of log T), the top guesses for the first [MASK] (the logit lens at the last state, i.e. the model's
+own prediction), and how far apart two uses of one word are at every state. Particles are measured as the next operator reads them (standardised per token).
 """
 from __future__ import annotations
 
@@ -35,7 +35,9 @@ class Stage:
 
     milestone: Milestone
     clusters: float                          # effective clusters at the last state
+    rank_one: float                          # distance of the last state from rank one (0: collapsed)
     mean_cosine: float                       # mean cosine over pairs of distinct particles, last state
+    leader: tuple[str, float]                # the token most attended to, and its share of (sub-step, head) pairs
     entropy: float                           # attention entropy / log T, mean over sub-steps and heads
     guesses: tuple[tuple[str, float], ...]   # top-k for the first [MASK] (empty without one)
     distance: np.ndarray | None              # [S] cosine distance of the two uses of a word, every state
@@ -69,7 +71,9 @@ def measure_stage(model, text: str, uses: tuple[str, str, str] | None = None, k:
     if MASK in traj.tokens:
         guesses = tuple(model.logit_lens(traj, traj.tokens.index(MASK), k=k)[-1])
     stage = getattr(model, "milestone", None) or Milestone(model.config.name, 0, 0, None, None, None, None)
-    return Stage(milestone=stage, clusters=float(m.clusters[-1]), mean_cosine=float(m.mean_cosine[-1]),
+    top = int(np.argmax(m.leaders))
+    return Stage(milestone=stage, clusters=float(m.clusters[-1]), rank_one=float(m.rank_one[-1]),
+                 mean_cosine=float(m.mean_cosine[-1]), leader=(m.tokens[top], float(m.leaders[top])),
                  entropy=float(m.entropy.mean()) if m.entropy.size else float("nan"), guesses=guesses,
                  distance=use_distance(model, *uses) if uses else None)
 
