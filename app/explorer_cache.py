@@ -90,9 +90,13 @@ def heavy():
 
 
 # ---- models ---------------------------------------------------------------------------------
+RANDOM_START = "#random-start"  # a model path ending so: its random start, rebuilt from the run's seed
+
+
 @st.cache_resource(show_spinner="Loading the model (once per server)…", max_entries=8)
 def load_model(path: str):
-    model = macaron.load(path)
+    start = path.endswith(RANDOM_START)
+    model = macaron.load(path.removesuffix(RANDOM_START), at=0) if start else macaron.load(path)
     if model.tokenizer is None:
         raise CheckpointError(f"{path}: no tokenizer.json, so the explorer cannot read text with it")
     return model
@@ -105,6 +109,24 @@ def try_load(path: str):
     except Exception as e:  # any failure to load is reported, never raised into the page
         st.error(f"**This model could not be loaded.** {e}", icon=":material/error:")
         return None
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def stages(path: str) -> list[tuple[str, str]]:
+    """(label, model path) of each stage of a model's training (macaron.milestones), in order; one entry,
+    the model itself, for a folder without milestones or whose facts do not read."""
+    try:
+        kept = macaron.milestones(path)
+    except Exception:  # unreadable training facts: the model itself still loads (or says why)
+        return [("final", path)]
+    return [(_stage_label(m), str(m.folder) if m.folder is not None else path + RANDOM_START) for m in kept]
+
+
+def _stage_label(m: macaron.Milestone) -> str:
+    """'rise · 4.2 M tokens · context effect +1.10 nats': the stage's name first (the URL keeps it)."""
+    size = f"{m.tokens / 1e6:.1f} M tokens" if m.tokens >= 100_000 else f"{m.tokens:,} tokens"
+    effect = "" if m.context_effect is None else f" · context effect {m.context_effect:+.2f} nats"
+    return f"{m.name} · {size}{effect}"
 
 
 # ---- traces ---------------------------------------------------------------------------------
@@ -153,9 +175,17 @@ def project(path: str, text: str, k: int, normalised: bool, hide_special: bool) 
     return analysis.project(_trace(path, text)[0], k, normalised, hide_special)
 
 
+@st.cache_resource(show_spinner=False, max_entries=32)
+def project_stages(paths: tuple[str, ...], text: str, k: int, normalised: bool, hide_special: bool):
+    """One PCA of a sentence's states at every stage of training: the frame stays as the stage changes."""
+    return analysis.project_together(*(_trace(p, text)[0] for p in paths), k=k, normalised=normalised,
+                                     hide_special=hide_special)
+
+
 @st.cache_resource(show_spinner=False, max_entries=64)
 def project_together(path: str, text_a: str, text_b: str, normalised: bool, hide_special: bool):
-    return analysis.project_together(_trace(path, text_a)[0], _trace(path, text_b)[0], 2, normalised, hide_special)
+    return analysis.project_together(_trace(path, text_a)[0], _trace(path, text_b)[0], normalised=normalised,
+                                     hide_special=hide_special)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)

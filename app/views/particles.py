@@ -27,6 +27,9 @@ def render() -> None:
                                        help="Write [MASK] where the model should guess a word.")
     with c3:
         picked = state.model_picker("Model", "p_model", "m", default_model, names)
+    stages = cache.stages(picked[1]) if picked else []
+    url_m = state.url_model(picked, names)
+    picked, stage = state.stage_picker("p_stage", "at", picked, stages)  # first in the sidebar: it is the lesson
 
     words = [m.group() for m in state.maskable_words(text)]
     mask_options = [-1] + list(range(len(words)))  # -1: no word masked (None would read "Choose an option")
@@ -58,7 +61,7 @@ def render() -> None:
     model = cache.try_load(picked[1]) if picked else None
     traj = cache.trace(picked[1], sent, picked[0]) if model is not None else None
     normalised = st.session_state["p_norm"]
-    url = dict(s=text, m=state.url_model(picked, names),
+    url = dict(s=text, m=url_m, at=stage,
                mask=st.session_state["p_mask"] if st.session_state["p_mask"] >= 0 else None, dim=dim,
                norm=normalised, hide=hide_special, labels=label_mode, trail=trail)
     if traj is None:
@@ -90,7 +93,11 @@ def render() -> None:
     # mixing matrix, the title naming the sub-step) is a frame of this one Plotly figure, so ▶ Play
     # and its slider move them together: one clock, and no server round trip per frame.
     k = 3 if dim == "3D" else 2
-    proj = cache.project(picked[1], sent, k, normalised, hide_special)
+    if len(stages) > 1:  # one frame for every stage: moving the control never flips it
+        paths = tuple(path for _, path in stages)
+        proj = cache.project_stages(paths, sent, k, normalised, hide_special)[paths.index(picked[1])]
+    else:
+        proj = cache.project(picked[1], sent, k, normalised, hide_special)
     fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode,
                          head=None if head_sel == "mean" else int(head_sel) - 1,
                          **(dict(height=430, width=(960, 1860), font_size=17) if present else dict(height=480)))
@@ -113,7 +120,8 @@ def render() -> None:
     pcs = f"PC1 and PC2 explain **{proj.explained[:2].sum():.0%}**" + (
         "" if k == 2 else f", PC3 **{proj.explained[2]:.0%}**")
     st.caption(f"**{state.model_label(model)}** · {len(traj.tokens)} particles · {traj.n_steps} sub-steps · {pcs} "
-               "of the variance of all states")
+               + (f"of the variance of all states at all {len(stages)} stages of training (one frame for all)"
+                  if len(stages) > 1 else "of the variance of all states"))
 
     left, right = st.columns([3, 2])
     with left:
