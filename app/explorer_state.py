@@ -260,23 +260,32 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
     return Path(path).name or path, path
 
 
-def stage_picker(key: str, param: str, pick: tuple[str, str] | None, stages: list[tuple[str, str]]) -> tuple:
-    """The stage of training to show, in the sidebar, where the model has more than one (random start,
-    plateau, rise, final): (name, path) of that stage, and the stage's name for the URL (None: the model
-    itself). `stages`: explorer_cache.stages of the pick's folder."""
-    if pick is None or len(stages) < 2:
-        return pick, None
-    names = [label.split(" · ")[0] for label, _ in stages]
-    init_widget(key, param, names[-1], valid=lambda v: v in names)
+def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str, str]]],
+                 title: str = "Stage of training") -> tuple[list, str | None]:
+    """One sidebar control for the stage of training of every pick (random start, plateau, rise, final),
+    shown where a picked model has more than one stage. Returns the picks moved to that stage ((name,
+    path); a pick without such a stage stays as it is) and the stage's name for the URL (None: the
+    weights shipped). `stages`: explorer_cache.stages of each pick's folder."""
+    named = [[label.split(" · ")[0] for label, _ in s] for s in stages]
+    options = next((n for pick, n in zip(picks, named) if pick is not None and len(n) > 1), None)
+    if options is None:
+        return list(picks), None
+    init_widget(key, param, options[-1], valid=lambda v: v in options)
+    out = []
     with st.sidebar:
-        st.subheader("Stage of training")
-        chosen = st.select_slider("Stage of training", names, key=key, label_visibility="collapsed",
+        st.subheader(title)
+        chosen = st.select_slider(title, options, key=key, label_visibility="collapsed",
                                   help="The same model at the stages of its training: the random start, the "
                                        "plateau (it knows word counts, not yet context), the rise (half of its "
                                        "final context effect) and the weights shipped.")
-        label, path = stages[names.index(chosen)]
-        st.caption(label)
-    return (f"{pick[0]} · {chosen}", path), (chosen if chosen != names[-1] else None)
+        for pick, s, n in zip(picks, stages, named):
+            if pick is None or chosen not in n:
+                out.append(pick)
+                continue
+            label, path = s[n.index(chosen)]
+            st.caption(f"{pick[0]}: {label}" if len(picks) > 1 else label)
+            out.append((f"{pick[0]} · {chosen}", path))
+    return out, (chosen if chosen != options[-1] else None)
 
 
 def model_pair(labels: tuple[str, str], keys: tuple[str, str], names: list[str], defaults: tuple) -> tuple:

@@ -555,3 +555,26 @@ def test_particles_stages_of_training_share_one_frame(tmp_path, app_env, monkeyp
     assert at.select_slider(key="p_stage").value == "random start"
     at = fresh({"s": "the cat sat on the mat .", "m": "tiny-macaron"})
     assert not at.select_slider and "stages of training" not in texts(at.caption)
+
+
+def test_compare_one_model_at_two_stages_of_training(tmp_path, app_env, monkeypatch):
+    """The same model as A and B, each at its own stage: both panels drawn in one PCA of every stage (shared
+    axes), the URL keeps each stage, and the two panels show different states."""
+    import shutil
+
+    from conftest import add_stages
+
+    staged = add_stages(shutil.copytree(app_env / "tiny-transformer", tmp_path / "staged"))
+    monkeypatch.setenv("MACARON_MODELS", f"{staged},{app_env / 'tiny-macaron'}")
+    at = compare({"a": "staged", "b": "staged", "at_a": "plateau"})
+    assert at.select_slider(key="c_stage_at_a").value == "plateau"
+    assert at.select_slider(key="c_stage_at_b").value == "final"
+    assert "one PCA fitted on the sentence's states at all 4" in texts(at.caption)
+    fig = spec(at)
+    assert fig["layout"]["xaxis"]["range"] == fig["layout"]["xaxis2"]["range"]  # shared axes
+    first = fig["frames"][-1]["data"]
+    panels = [a["text"] for a in fig["layout"]["annotations"][:2]]
+    assert "A: staged · plateau" in panels[0] and "B: staged · final" in panels[1], panels
+    at.select_slider(key="c_stage_at_b").set_value("random start")
+    run(at)
+    assert at.query_params["at_b"] in ("random start", ["random start"]) and spec(at)["frames"][-1]["data"] != first

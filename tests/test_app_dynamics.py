@@ -60,3 +60,31 @@ def test_experiments_and_the_runs_past_the_trained_depth():
 def test_an_empty_sentence_is_explained_not_raised():
     at = opened({"view": "one", "s": "   "})
     assert at.warning and not at.get("plotly_chart")
+
+
+def test_one_stage_control_moves_both_models(app_env, tmp_path, monkeypatch):
+    """Two models with stages of training: one control sets both to the same stage; the charts name the
+    stage and measure other weights; a model without stages stays as it is beside one that has them."""
+    import json
+    import shutil
+
+    from conftest import add_stages
+
+    a = add_stages(shutil.copytree(app_env / "tiny-transformer", tmp_path / "a"))
+    b = add_stages(shutil.copytree(app_env / "tiny-macaron", tmp_path / "b"))
+    monkeypatch.setenv("MACARON_MODELS", f"{a},{b},{app_env / 'tiny-macaron'}")
+    query = {"a": "a", "b": "b", "view": "one", "s": "the cat sat on the mat ."}
+    at = opened(query)
+    clusters = {}
+    for stage in ("final", "plateau"):
+        at.select_slider(key="d_stage").set_value(stage)
+        at.run(timeout=TIMEOUT)
+        fig = json.loads(next(c for c in at.get("plotly_chart") if c.key == "d_clusters").proto.spec)
+        names = [d.get("name", "") for d in fig["data"]]
+        assert any(f"A: a · {stage}" in n for n in names) and any(f"B: b · {stage}" in n for n in names), names
+        clusters[stage] = [d["y"] for d in fig["data"]]
+        assert f"a: {stage} ·" in captions(at) and f"b: {stage} ·" in captions(at)
+    assert clusters["final"] != clusters["plateau"] and at.query_params["at"] in ("plateau", ["plateau"])
+    at = opened({**query, "b": "tiny-macaron", "at": "rise"})
+    assert at.select_slider(key="d_stage").value == "rise"
+    assert "a: rise ·" in captions(at) and "tiny-macaron:" not in captions(at)

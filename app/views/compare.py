@@ -33,6 +33,10 @@ def render() -> None:
             with column:
                 picks.append(state.model_picker(label, key, param, default, names))
         url = dict(mode=mode, s=text, a=state.url_model(picks[0], names), b=state.url_model(picks[1], names))
+        stages = [cache.stages(p[1]) if p else [] for p in picks]
+        for i, (side, param) in enumerate((("A", "at_a"), ("B", "at_b"))):  # one model at two stages, if you like
+            (picks[i],), url[param] = state.stage_picker(f"c_stage_{param}", param, [picks[i]], [stages[i]],
+                                                         title=f"Stage of training, model {side}")
         texts = [text, text]
     else:
         state.init_widget("c_sa", "s1", state.PRESETS["bank (river)"])
@@ -78,9 +82,14 @@ def render() -> None:
     ta, tb = trajs
     if mode == "models":
         names_ab = [f"A: {picks[0][0]}", f"B: {picks[1][0]}"]
-        projs = [cache.project(p[1], t, 2, normalised, hide) for p, t in zip(picks, texts)]
         colors = plot.model_colors([t.meta.get("scheme", "") for t in trajs])  # each model in its scheme's colour
-        share = False
+        paths = tuple(path for _, path in stages[0])
+        share = len(paths) > 1 and stages[0] == stages[1]  # one model at two stages: one frame for both
+        if share:
+            every = cache.project_stages(paths, text, 2, normalised, hide)
+            projs = [every[paths.index(p[1])] for p in picks]
+        else:
+            projs = [cache.project(p[1], t, 2, normalised, hide) for p, t in zip(picks, texts)]
     else:
         names_ab = ["sentence A", "sentence B"]
         projs = cache.project_together(picks[0][1], texts[0], texts[1], normalised, hide)
@@ -117,6 +126,9 @@ def render() -> None:
         st.caption("A's particles (dots) and B's (open diamonds) in A's PCA frame: B's states rotated by one "
                    "orthogonal matrix for all layers, then shifted and scaled onto A's cloud at the same time. Grey "
                    "lines join the same token.")
+    elif share and mode == "models":
+        st.caption(f"One model at two stages of its training: one PCA fitted on the sentence's states at all "
+                   f"{len(stages[0])} stages draws both panels, on shared axes.")
     elif share:
         st.caption("One PCA fitted on both sentences' states: the two panels share their axes.")
     else:

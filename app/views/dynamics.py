@@ -54,6 +54,7 @@ def render() -> None:
                                     help="Written for this project: everyday sentences and sentences from computing, "
                                          "science and engineering (macaron/sentences/).")
     url = dict(a=state.url_model(picks[0], names), b=state.url_model(picks[1], names), view=view)
+    picks, url["at"] = state.stage_picker("d_stage", "at", picks, [cache.stages(p[1]) if p else [] for p in picks])
     if view == "set":
         text, url["set"] = None, set_name
     else:

@@ -29,7 +29,7 @@ def render() -> None:
         picked = state.model_picker("Model", "p_model", "m", default_model, names)
     stages = cache.stages(picked[1]) if picked else []
     url_m = state.url_model(picked, names)
-    picked, stage = state.stage_picker("p_stage", "at", picked, stages)  # first in the sidebar: it is the lesson
+    (picked,), stage = state.stage_picker("p_stage", "at", [picked], [stages])  # first in the sidebar: the lesson
 
     words = [m.group() for m in state.maskable_words(text)]
     mask_options = [-1] + list(range(len(words)))  # -1: no word masked (None would read "Choose an option")
