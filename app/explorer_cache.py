@@ -22,13 +22,14 @@ import streamlit as st
 
 import macaron
 from macaron import CheckpointError, InputError, analysis, plot, toy
+from macaron.plot.style import padded_range
 
 MAX_TOKENS = 96        # the explorer shows at most this many particles (more is unreadable)
 MAX_CHARS = 20_000     # longer text is cut before tokenising, and the page says so
 
 
 # ---- the server ---------------------------------------------------------------------------------
-READY = False  # True once warm() has run: main.py shows its "starting" message until then
+READY = False  # set by main.py once warm() has returned: it shows its "starting" message until then
 
 
 @st.cache_resource(show_spinner=False)  # main.py says that the server is starting
@@ -43,13 +44,12 @@ def warm(paths: tuple[str, ...], text: str) -> int:
     for path in paths:
         try:
             traj = _trace(path, text)[0]
-            plot.particles(traj, project(path, text, 2, True, True))
+            proj, ranges = stage_frame(stages(path), path, text, 2, True, True)  # every stage, where it has them
+            plot.particles(traj, proj, ranges=ranges)
             plot.displacement([traj])
         except Exception:  # a folder that does not load is reported by the page that opens it
             pass
     gc.freeze()
-    global READY
-    READY = True
     return threads
 
 
@@ -93,7 +93,7 @@ def heavy():
 RANDOM_START = "#random-start"  # a model path ending so: its random start, rebuilt from the run's seed
 
 
-@st.cache_resource(show_spinner="Loading the model (once per server)…", max_entries=8)
+@st.cache_resource(show_spinner="Loading the model (once per server)…", max_entries=12)  # 2 models × 4 stages + 4
 def load_model(path: str):
     start = path.endswith(RANDOM_START)
     model = macaron.load(path.removesuffix(RANDOM_START), at=0) if start else macaron.load(path)
@@ -176,10 +176,27 @@ def project(path: str, text: str, k: int, normalised: bool, hide_special: bool) 
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
-def project_stages(paths: tuple[str, ...], text: str, k: int, normalised: bool, hide_special: bool):
-    """One PCA of a sentence's states at every stage of training: the frame stays as the stage changes."""
-    return analysis.project_together(*(_trace(p, text)[0] for p in paths), k=k, normalised=normalised,
-                                     hide_special=hide_special)
+def _stage_frames(paths: tuple[str, ...], text: str, k: int, normalised: bool, hide_special: bool):
+    """One PCA of a sentence's states at every stage of training, and one axis range over all of them."""
+    every = analysis.project_together(*(_trace(p, text)[0] for p in paths), k=k, normalised=normalised,
+                                      hide_special=hide_special)
+    ranges = [padded_range(np.concatenate([p.coords[..., i].ravel() for p in every])) for i in range(k)]
+    return every, ranges
+
+
+def stage_frame(stages: list[tuple[str, str]], path: str, text: str, k: int, normalised: bool,
+                hide_special: bool) -> tuple[analysis.Projection, list | None]:
+    """(projection, axis ranges) for `path`'s trace of `text`. Where the model has stages of training: one
+    PCA of the sentence at every stage and one range over them all, so moving between stages keeps the
+    frame. Its own projection and ranges None otherwise, or when another stage does not load."""
+    paths = tuple(p for _, p in stages)
+    if len(paths) > 1 and path in paths:
+        try:
+            every, ranges = _stage_frames(paths, text, k, normalised, hide_special)
+            return every[paths.index(path)], ranges
+        except Exception:  # e.g. a random start that does not rebuild here: this stage alone still draws
+            pass
+    return project(path, text, k, normalised, hide_special), None
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)

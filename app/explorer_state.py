@@ -270,7 +270,9 @@ def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str,
     options = next((n for pick, n in zip(picks, named) if pick is not None and len(n) > 1), None)
     if options is None:
         return list(picks), None
-    init_widget(key, param, options[-1], valid=lambda v: v in options)
+    init_widget(key, param, options[-1], valid=lambda v: v in options or v == "final")
+    if st.session_state[key] not in options:  # "final" of a run still going (its last stage is "latest"), or
+        st.session_state[key] = options[-1]   # a stage the model switched to does not have
     out = []
     with st.sidebar:
         st.subheader(title)
@@ -369,15 +371,15 @@ class LessonStep(NamedTuple):
 
 LESSON = (
     LessonStep("What a particle is", "views/particles.py",
-               dict(s=PRESETS["bank (river)"], m="{transformer}", frame="0", norm="1", trail="4"),
+               dict(s=PRESETS["bank (river)"], m="{transformer}", at="final", frame="0", norm="1", trail="4"),
                "Each dot is one token of the sentence, a particle; where it sits is the model's state for that "
                "token, drawn along the two directions in which the states vary most. Press ▶ Play."),
     LessonStep("A diffusion step", "views/particles.py",
-               dict(s=PRESETS["bank (river)"], m="{transformer}", frame="1", norm="1", trail="0"),
+               dict(s=PRESETS["bank (river)"], m="{transformer}", at="final", frame="1", norm="1", trail="0"),
                "Attention moves each particle because of the others: blue arrows are the moves, dotted lines "
                "join each particle to the one it listens to most, and the matrix gives every weight."),
     LessonStep("A convection step", "views/particles.py",
-               dict(s=PRESETS["bank (river)"], m="{transformer}", frame="2", norm="1", trail="0"),
+               dict(s=PRESETS["bank (river)"], m="{transformer}", at="final", frame="2", norm="1", trail="0"),
                "The FFN moves each particle on its own: the same function for every token, reading only that "
                "token's state, so its mixing matrix is the identity."),
     LessonStep("Lie–Trotter vs Strang", "views/lab.py", dict(sys="linear", sub="exact"),
@@ -385,7 +387,8 @@ LESSON = (
                "Strang's local error is O(γ³) against Lie–Trotter's O(γ²); with one Euler step per sub-step, as a "
                "layer takes, both are O(γ²)."),
     LessonStep("Transformer vs Macaron", "views/compare.py",
-               dict(mode="models", s=PRESETS["bank (river)"], a="{transformer}", b="{macaron}", norm="1"),
+               dict(mode="models", s=PRESETS["bank (river)"], a="{transformer}", b="{macaron}", at_a="final",
+                    at_b="final", norm="1"),
                "One sentence through a Transformer layer stack (attention, then FFN) and a Macaron one (½ FFN, "
                "attention, ½ FFN) on one layer clock: Play, and watch the rhythm of the sub-steps."),
 )

@@ -29,6 +29,7 @@ VIEWS = Path(__file__).resolve().parent / "views"
 
 cache.warm(state.default_paths(), state.DEFAULT_SENTENCE)  # once per server
 if booting:
+    cache.READY = True
     starting.empty()
 state.initial_query()  # remember the shared link before any page rewrites the address bar
 state.follow_link()    # a lesson step (a link inside the app) opens its view

@@ -14,7 +14,6 @@ own prediction), and how far apart two uses of one word are at every state. Part
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import numpy as np
 from .analysis import standardise
 from .checkpoint import load, resolve
 from .dynamics import measure
-from .milestones import Milestone, milestones
+from .milestones import Milestone, milestones, read_metrics
 from .model import InputError
 
 MASK = "[MASK]"
@@ -82,15 +81,17 @@ def stages(name_or_folder, text: str, uses: tuple[str, str, str] | None = None, 
            device=None) -> list[Stage]:
     """`text` (and the two `uses` of a word) measured at every stage of a model's training, in order.
     A model without milestones (a user's folder, the 6 × 512 pair) gives one row, itself."""
-    return [measure_stage(load(name_or_folder, device=device, at=s.tokens), text, uses, k)
-            for s in milestones(name_or_folder)]
+    out = []
+    for s in milestones(name_or_folder):
+        model = load(name_or_folder, device=device, at=0) if s.folder is None else load(s.folder, device=device)
+        model.milestone = s  # the stage itself, even where two share a token count
+        out.append(measure_stage(model, text, uses, k))
+    return out
 
 
 def curve(name_or_folder) -> dict[str, np.ndarray]:
     """The held-out evaluations of a model's training (metrics.jsonl): tokens, step, loss, accuracy and
     context effect (NaN where a run did not measure it), in training order."""
-    folder = resolve(name_or_folder)
-    rows = [r for r in map(json.loads, (Path(folder) / "metrics.jsonl").read_text().splitlines())
-            if r.get("type") == "eval"]
+    rows = [r for r in read_metrics(Path(resolve(name_or_folder)) / "metrics.jsonl") if r.get("type") == "eval"]
     keys = ("tokens", "step", "loss", "accuracy", "context_effect")
     return {key: np.array([r.get(key, np.nan) for r in rows], dtype=np.float64) for key in keys}

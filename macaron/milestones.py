@@ -68,16 +68,28 @@ def _from_facts(name: str, facts: dict, folder: Path) -> Milestone:
                      final.get("context_effect"), folder)
 
 
+def read_metrics(file: Path) -> list[dict]:
+    """The rows of a training run's metrics.jsonl ([] where there is none), skipping a line that does not
+    parse: a run still writing may have left its last line half written."""
+    rows = []
+    try:
+        lines = Path(file).read_text().splitlines()
+    except OSError:
+        return rows
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
+
+
 def _first_evaluation(folder: Path) -> dict:
     """The held-out figures of the untrained model: the step-0 row of the folder's metrics, if any."""
-    try:
-        for line in (folder / "metrics.jsonl").read_text().splitlines():
-            row = json.loads(line)
-            if row.get("type") == "eval" and row.get("step") == 0:
-                return row
-    except (OSError, json.JSONDecodeError):
-        pass
-    return {}
+    return next((r for r in read_metrics(folder / "metrics.jsonl") if r.get("type") == "eval" and r.get("step") == 0),
+                {})
 
 
 def milestones(path_or_name) -> list[Milestone]:

@@ -122,7 +122,7 @@ def hf_bert_folder() -> Path | None:
     return folder if (folder / "config.json").is_file() else None
 
 
-def add_stages(folder: Path, seed: int = 0) -> Path:
+def add_stages(folder: Path, seed: int = 0, kept: tuple[str, ...] = ("plateau", "rise")) -> Path:
     """Give a tiny model saved from `seed` (make_tiny_models) stages of training, as macaron.train ships
     them: its random start's checksum and seed in training.json, `milestones/plateau` and `milestones/rise`
     (the weights moved a little and then more), and its own weights moved furthest (the final)."""
@@ -135,8 +135,9 @@ def add_stages(folder: Path, seed: int = 0) -> Path:
 
     model = macaron.load(folder, device="cpu")
     start = param_checksum(model)
-    stages = (("plateau", 1000, 10, 0.0), ("rise", 2000, 20, 0.6), (None, 3000, 30, 1.2))
-    for name, tokens, steps, effect in stages:
+    stages = [s for s in (("plateau", 1000, 10, 0.0), ("rise", 2000, 20, 0.6)) if s[0] in kept]
+    torch.manual_seed(seed + 1)
+    for name, tokens, steps, effect in stages + [(None, 3000, 30, 1.2)]:
         with torch.no_grad():
             for p in model.parameters():
                 p.add_(0.05 * torch.randn_like(p))

@@ -5,6 +5,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -536,7 +537,8 @@ def test_particles_stages_of_training_share_one_frame(tmp_path, app_env, monkeyp
     from conftest import add_stages
 
     staged = add_stages(shutil.copytree(app_env / "tiny-transformer", tmp_path / "staged"))
-    monkeypatch.setenv("MACARON_MODELS", f"{staged},{app_env / 'tiny-macaron'}")
+    other = add_stages(shutil.copytree(app_env / "tiny-macaron", tmp_path / "no-plateau"), kept=("rise",))
+    monkeypatch.setenv("MACARON_MODELS", f"{staged},{other},{app_env / 'tiny-macaron'}")
     at = fresh({"s": "the cat sat on the mat .", "m": "staged"})
     slider = at.select_slider(key="p_stage")
     assert list(slider.options) == ["random start", "plateau", "rise", "final"] and slider.value == "final"
@@ -546,10 +548,25 @@ def test_particles_stages_of_training_share_one_frame(tmp_path, app_env, monkeyp
         at.select_slider(key="p_stage").set_value(stage)
         run(at)
         fig = spec(at)
-        seen[stage] = (fig["layout"]["xaxis"]["title"]["text"], fig["data"][0]["x"])
+        seen[stage] = (fig["layout"]["xaxis"]["range"], fig["layout"]["yaxis"]["range"], fig["frames"][-1]["data"])
     assert at.query_params["at"] in ("plateau", ["plateau"])
-    assert len({title for title, _ in seen.values()}) == 1  # one fit: PC1 explains the same share at every stage
-    assert seen["final"][1] != seen["random start"][1]      # ... of states that differ
+    assert len({json.dumps(r[:2]) for r in seen.values()}) == 1  # one frame: the same axes at every stage
+    assert seen["final"][2] != seen["random start"][2]           # ... holding states that differ
+    # ... and the particles are where one PCA of the sentence at all four stages puts them
+    import macaron
+    from macaron import analysis
+    trajs = [macaron.load(staged, device="cpu", at=t).trace("the cat sat on the mat .") for t in (0, 1000, 2000, 3000)]
+    plateau = analysis.project_together(*trajs, normalised=True, hide_special=True)[1]
+    from test_plot import decoded
+    index = next(i for i, d in enumerate(fig["data"]) if d.get("name") == "particles")
+    dots = seen["plateau"][2][index]  # the last frame's update of the particles trace
+    drawn = np.stack([decoded(dots["x"]), decoded(dots["y"])], axis=-1)
+    np.testing.assert_allclose(drawn, plateau.coords[-1], atol=1e-4)
+    # another model without a plateau: the control goes to its final stage, not to its random start
+    at.selectbox(key="p_model").set_value("no-plateau")
+    run(at)
+    assert list(at.select_slider(key="p_stage").options) == ["random start", "rise", "final"]
+    assert at.select_slider(key="p_stage").value == "final" and "at" not in at.query_params
     # a shared link opens the stage it names; a model without stages shows no control
     at = fresh({"s": "the cat sat on the mat .", "m": "staged", "at": "random start"})
     assert at.select_slider(key="p_stage").value == "random start"
@@ -572,6 +589,9 @@ def test_compare_one_model_at_two_stages_of_training(tmp_path, app_env, monkeypa
     assert "one PCA fitted on the sentence's states at all 4" in texts(at.caption)
     fig = spec(at)
     assert fig["layout"]["xaxis"]["range"] == fig["layout"]["xaxis2"]["range"]  # shared axes
+    # one PCA for both panels: each axis explains the same share of the variance on both (own fits would not)
+    assert fig["layout"]["xaxis"]["title"]["text"] == fig["layout"]["xaxis2"]["title"]["text"]
+    assert fig["layout"]["yaxis"]["title"]["text"] == fig["layout"]["yaxis2"]["title"]["text"]
     first = fig["frames"][-1]["data"]
     panels = [a["text"] for a in fig["layout"]["annotations"][:2]]
     assert "A: staged · plateau" in panels[0] and "B: staged · final" in panels[1], panels

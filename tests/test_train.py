@@ -733,6 +733,15 @@ def test_learning_measures_one_sentence_at_every_stage(tiny, tmp_path, monkeypat
             probs = torch.softmax(model.mlm_logits(ids), -1)[ids.index(model.tokenizer.token_to_id("[MASK]"))]
         top = probs.topk(3)
         assert [t for t, _ in row.guesses] == [model.tokenizer.id_to_token(int(i)) for i in top.indices]
+        # the particles after the last layer (the hook) and the attention weights (eager softmax of q·k)
+        last.clear()
+        hook = model.layers[-1].register_forward_hook(lambda mod, inp, out: last.append(out[0].detach().numpy()))
+        with torch.no_grad():
+            model.encode(ids)
+        hook.remove()
+        u = _unit_standardised(last[0].astype(np.float64))
+        cos = u @ u.T
+        assert row.mean_cosine == pytest.approx(cos[~np.eye(len(u), dtype=bool)].mean(), abs=1e-4)
         assert [p for _, p in row.guesses] == pytest.approx(top.values.tolist(), abs=1e-5)
     # the weights changed between stages, so do the measures
     assert len({round(r.clusters, 6) for r in rows_}) == 3 and len({r.guesses for r in rows_}) >= 2
@@ -767,3 +776,4 @@ def test_outlook_extrapolates_the_last_evaluations_against_log_tokens():
     flat_then_rising = [dict(r, context_effect=0.0) for r in exact[:4]] + exact[4:]
     assert outlook(flat_then_rising, 1000.0)["context_effect"] == pytest.approx(ahead["context_effect"])
     assert outlook(exact[:2], 1000.0) is None and outlook(exact, 0.0) is None
+    assert outlook([exact[-1]] * 4, 1000.0) is None  # one token count evaluated again and again: no line

@@ -83,13 +83,12 @@ def render() -> None:
     if mode == "models":
         names_ab = [f"A: {picks[0][0]}", f"B: {picks[1][0]}"]
         colors = plot.model_colors([t.meta.get("scheme", "") for t in trajs])  # each model in its scheme's colour
-        paths = tuple(path for _, path in stages[0])
-        share = len(paths) > 1 and stages[0] == stages[1]  # one model at two stages: one frame for both
-        if share:
-            every = cache.project_stages(paths, text, 2, normalised, hide)
-            projs = [every[paths.index(p[1])] for p in picks]
+        if stages[0] == stages[1]:  # one model (at two stages, say): one PCA of every stage for both panels
+            frames = [cache.stage_frame(stages[0], p[1], text, 2, normalised, hide) for p in picks]
         else:
-            projs = [cache.project(p[1], t, 2, normalised, hide) for p, t in zip(picks, texts)]
+            frames = [(cache.project(p[1], t, 2, normalised, hide), None) for p, t in zip(picks, texts)]
+        projs = [proj for proj, _ in frames]
+        share = all(ranges is not None for _, ranges in frames)
     else:
         names_ab = ["sentence A", "sentence B"]
         projs = cache.project_together(picks[0][1], texts[0], texts[1], normalised, hide)

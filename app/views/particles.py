@@ -93,12 +93,8 @@ def render() -> None:
     # mixing matrix, the title naming the sub-step) is a frame of this one Plotly figure, so ▶ Play
     # and its slider move them together: one clock, and no server round trip per frame.
     k = 3 if dim == "3D" else 2
-    if len(stages) > 1:  # one frame for every stage: moving the control never flips it
-        paths = tuple(path for _, path in stages)
-        proj = cache.project_stages(paths, sent, k, normalised, hide_special)[paths.index(picked[1])]
-    else:
-        proj = cache.project(picked[1], sent, k, normalised, hide_special)
-    fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode,
+    proj, ranges = cache.stage_frame(stages, picked[1], sent, k, normalised, hide_special)
+    fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode, ranges=ranges,
                          head=None if head_sel == "mean" else int(head_sel) - 1,
                          **(dict(height=430, width=(960, 1860), font_size=17) if present else dict(height=480)))
     st.plotly_chart(fig, key="p_anim", config=dict(displaylogo=False, toImageButtonOptions=dict(scale=2)), theme=None)
@@ -121,7 +117,7 @@ def render() -> None:
         "" if k == 2 else f", PC3 **{proj.explained[2]:.0%}**")
     st.caption(f"**{state.model_label(model)}** · {len(traj.tokens)} particles · {traj.n_steps} sub-steps · {pcs} "
                + (f"of the variance of all states at all {len(stages)} stages of training (one frame for all)"
-                  if len(stages) > 1 else "of the variance of all states"))
+                  if ranges is not None else "of the variance of all states"))
 
     left, right = st.columns([3, 2])
     with left:

@@ -248,7 +248,7 @@ def _mixing_frame(traj: Trajectory, f: int, head: int | None) -> dict:
 
 def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int = 4, labels: str = "auto",
               head: int | None = None, height: int = 500, width: int | tuple[int, int] = (660, 1560),
-              font_size: int = 14) -> go.Figure:
+              font_size: int = 14, ranges: list | None = None) -> go.Figure:
     """The particles animation, one frame per recorded state in one fixed PCA frame, and beside it
     the mixing matrix of the same sub-step.
 
@@ -257,7 +257,8 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     figure, so Play and the slider move them together; every frame redraws its title. proj:
     analysis.project of the same trajectory (2 or 3 axes). `height` and `width` (or the narrowest and
     widest it may stretch to): the size it is drawn at, for which labels are placed; `head`: one
-    attention head, or None for their mean."""
+    attention head, or None for their mean; `ranges`: fixed axis ranges (default: around this trajectory's
+    coordinates), e.g. one range for a sentence at every stage of training."""
     S = len(traj.labels)
     start = int(np.clip(start, 0, S - 1))
     three = np.shape(proj.coords)[-1] == 3
@@ -266,7 +267,7 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     margin = dict(l=60, r=12, t=86, b=104)
     plot_h = height - margin["t"] - margin["b"]
     p = plane(traj, proj, trail=trail, labels=labels, font_px=font_size, head=head,
-              size_px=(plot_widths(width, margin, split), plot_h))
+              size_px=(plot_widths(width, margin, split), plot_h), ranges=ranges)
     data = plane_traces(p, start)
     if mixing:
         data.append(_mixing_trace(traj, start, head))

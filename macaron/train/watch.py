@@ -19,21 +19,14 @@ import sys
 import time
 from pathlib import Path
 
+from ..milestones import read_metrics
+
 
 def read_rows(metrics: Path) -> tuple[dict | None, list[dict]]:
-    """(the last training row, every evaluation) of a metrics.jsonl, skipping a torn last line."""
-    train, evals = None, []
-    if metrics.is_file():
-        for line in metrics.read_text().splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if row.get("type") == "eval":
-                evals.append(row)
-            else:
-                train = row
-    return train, evals
+    """(the last training row, every evaluation) of a metrics.jsonl."""
+    rows = read_metrics(metrics)
+    train = next((r for r in reversed(rows) if r.get("type") != "eval"), None)
+    return train, [r for r in rows if r.get("type") == "eval"]
 
 
 def outlook(evals: list[dict], tokens_per_s: float, hours: float = 5.0, last: int = 8) -> dict | None:
@@ -43,6 +36,8 @@ def outlook(evals: list[dict], tokens_per_s: float, hours: float = 5.0, last: in
     if len(rows) < 3 or tokens_per_s <= 0:
         return None
     x = [math.log(r["tokens"]) for r in rows]
+    if max(x) - min(x) < 1e-6:  # one token count repeated (a resumed run evaluating again): no line
+        return None
     ahead = rows[-1]["tokens"] + tokens_per_s * 3600 * hours
     out = {"tokens": ahead, "hours": hours, "evaluations": len(rows)}
     mx = sum(x) / len(x)
