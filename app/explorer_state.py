@@ -278,8 +278,8 @@ def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str,
         st.subheader(title)
         chosen = st.select_slider(title, options, key=key, label_visibility="collapsed",
                                   help="The same model at the stages of its training: the random start, the "
-                                       "plateau (it knows word counts, not yet context), the rise (half of its "
-                                       "final context effect) and the weights shipped.")
+                                       "plateau (it reads which words are around, not yet their order), the rise "
+                                       "(half of its final context effect) and the weights shipped.")
         for pick, s, n in zip(picks, stages, named):
             if pick is None or chosen not in n:
                 out.append(pick)

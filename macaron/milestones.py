@@ -2,7 +2,7 @@
 
 A model folder trained by `macaron.train` holds `training.json` (its facts) and may hold
 `milestones/<label>/`, each a model folder of its own with the weights at that step (the shipped minis:
-`plateau`, the last evaluation before the model reads context, and `rise`, the first with half of its
+`plateau`, the last evaluation before the model reads word order, and `rise`, the first with half of its
 final context effect). The random start is not stored: it is rebuilt from the run's seed and checked
 against the SHA-256 of its weights recorded in `training.json`.
 

@@ -136,7 +136,8 @@ def _heldout(final: dict, eval_seqs) -> str:
             f"targets, masking seed fixed), identical for every model trained by this script, so these numbers "
             f"compare across models trained on the same corpus and tokenizer. The unigram baseline guesses every "
             f"masked token from training-set word counts alone; the context effect is how much worse the model "
-            f"does when the words around each mask are shuffled (0 for a model that ignores context).\n")
+            f"does when the words around each mask are shuffled: what it owes to word order (0 for a model that ignores "
+            f"the other words, or reads them only as a bag of words).\n")
 
 
 def render(info: dict) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 from ..milestones import milestones as milestones_of
 
 ROOT = Path(__file__).resolve().parents[2]
-PLATEAU_NATS = 0.05  # below this context effect a model has not yet started to read context
+PLATEAU_NATS = 0.05  # below this context effect a model has not yet started to read word order
 
 
 def milestones(run_dir: Path, name: str) -> list[Path]:
