@@ -112,18 +112,18 @@ def try_load(path: str):
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def stages(path: str) -> list[tuple[str, str]]:
-    """(label, model path) of each stage of a model's training (macaron.milestones), in order; one entry,
-    the model itself, for a folder without milestones or whose facts do not read."""
+def stages(path: str) -> list[tuple[str, str, str]]:
+    """(name, label, model path) of each stage of a model's training (macaron.milestones), in order; one
+    entry, the model itself, for a folder without milestones or whose facts do not read."""
     try:
         kept = macaron.milestones(path)
     except Exception:  # unreadable training facts: the model itself still loads (or says why)
-        return [("final", path)]
-    return [(_stage_label(m), str(m.folder) if m.folder is not None else path + RANDOM_START) for m in kept]
+        return [("final", "final", path)]
+    return [(m.name, _stage_label(m), str(m.folder) if m.folder is not None else path + RANDOM_START) for m in kept]
 
 
 def _stage_label(m: macaron.Milestone) -> str:
-    """'rise · 4.2 M tokens · context effect +1.10 nats': the stage's name first (the URL keeps it)."""
+    """'rise · 4.2 M tokens · context effect +1.10 nats'."""
     size = f"{m.tokens / 1e6:.1f} M tokens" if m.tokens >= 100_000 else f"{m.tokens:,} tokens"
     effect = "" if m.context_effect is None else f" · context effect {m.context_effect:+.2f} nats"
     return f"{m.name} · {size}{effect}"
@@ -184,12 +184,12 @@ def _stage_frames(paths: tuple[str, ...], text: str, k: int, normalised: bool, h
     return every, ranges
 
 
-def stage_frame(stages: list[tuple[str, str]], path: str, text: str, k: int, normalised: bool,
+def stage_frame(stages: list[tuple[str, str, str]], path: str, text: str, k: int, normalised: bool,
                 hide_special: bool) -> tuple[analysis.Projection, list | None]:
     """(projection, axis ranges) for `path`'s trace of `text`. Where the model has stages of training: one
     PCA of the sentence at every stage and one range over them all, so moving between stages keeps the
     frame. Its own projection and ranges None otherwise, or when another stage does not load."""
-    paths = tuple(p for _, p in stages)
+    paths = tuple(p for *_, p in stages)
     if len(paths) > 1 and path in paths:
         try:
             every, ranges = _stage_frames(paths, text, k, normalised, hide_special)

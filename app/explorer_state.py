@@ -260,13 +260,13 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
     return Path(path).name or path, path
 
 
-def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str, str]]],
+def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str, str, str]]],
                  title: str = "Stage of training") -> tuple[list, str | None]:
     """One sidebar control for the stage of training of every pick (random start, plateau, rise, final),
     shown where a picked model has more than one stage. Returns the picks moved to that stage ((name,
     path); a pick without such a stage stays as it is) and the stage's name for the URL (None: the
     weights shipped). `stages`: explorer_cache.stages of each pick's folder."""
-    named = [[label.split(" · ")[0] for label, _ in s] for s in stages]
+    named = [[name for name, *_ in s] for s in stages]
     options = next((n for pick, n in zip(picks, named) if pick is not None and len(n) > 1), None)
     if options is None:
         return list(picks), None
@@ -284,7 +284,7 @@ def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str,
             if pick is None or chosen not in n:
                 out.append(pick)
                 continue
-            label, path = s[n.index(chosen)]
+            _, label, path = s[n.index(chosen)]
             st.caption(f"{pick[0]}: {label}" if len(picks) > 1 else label)
             out.append((f"{pick[0]} · {chosen}", path))
     return out, (chosen if chosen != options[-1] else None)

@@ -20,7 +20,6 @@ import torch
 import macaron
 from macaron.train import data as D
 from macaron.train import evaluate as ev
-from macaron.train.data import IGNORE
 from macaron.train.pretrain import MaskedLM
 
 SENTENCE = "the bank of the river was full of water after the rain ."
@@ -32,9 +31,7 @@ def replaced(batches, sp, seed: int = 0):
     out = []
     for inputs, keep, labels in batches:
         x = inputs.clone()
-        movable = keep & (labels == IGNORE)
-        for t in sp.never_masked:
-            movable &= inputs != t
+        movable = ev.context_positions(inputs, keep, labels, sp)
         x[movable] = torch.from_numpy(rng.integers(sp.first_ordinary, sp.vocab_size, int(movable.sum())))
         out.append((x, keep, labels))
     return out

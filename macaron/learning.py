@@ -10,7 +10,8 @@ one row a stage, to be read against training tokens beside the held-out curve (`
 Per stage: the effective number of clusters, the distance from rank one and the mean pairwise cosine
 of the particles at the last state, the token most attended to, the mean attention entropy (a share
 of log T), the top guesses for the first [MASK] (the logit lens at the last state, i.e. the model's
-own prediction), and how far apart two uses of one word are at every state. Particles are measured as the next operator reads them (standardised per token).
+own prediction), and how far apart two uses of one word are at every state. Particles are
+measured as the next operator reads them (standardised per token).
 """
 from __future__ import annotations
 
@@ -19,14 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .analysis import standardise
+from .analysis import MASK_TOKEN, standardise, unit_rows
 from .checkpoint import load, resolve
 from .dynamics import measure
 from .milestones import Milestone, milestones, read_metrics
 from .model import InputError
-
-MASK = "[MASK]"
-
 
 @dataclass(frozen=True)
 class Stage:
@@ -56,10 +54,9 @@ def use_distance(model, text_a: str, text_b: str, word: str) -> np.ndarray:
     a, b = model.trace(text_a), model.trace(text_b)
     if len(a.labels) != len(b.labels):
         raise ValueError("the two sentences were traced with different programs")
-    xa = standardise(a.states[:, _position(a.tokens, word, text_a)])
-    xb = standardise(b.states[:, _position(b.tokens, word, text_b)])
-    cos = (xa * xb).sum(-1) / (np.linalg.norm(xa, axis=-1) * np.linalg.norm(xb, axis=-1))
-    return 1.0 - cos
+    xa = unit_rows(standardise(a.states[:, _position(a.tokens, word, text_a)]))
+    xb = unit_rows(standardise(b.states[:, _position(b.tokens, word, text_b)]))
+    return 1.0 - (xa * xb).sum(-1)
 
 
 def measure_stage(model, text: str, uses: tuple[str, str, str] | None = None, k: int = 5) -> Stage:
@@ -67,8 +64,8 @@ def measure_stage(model, text: str, uses: tuple[str, str, str] | None = None, k:
     traj = model.trace(text)
     m = measure(traj)
     guesses = ()
-    if MASK in traj.tokens:
-        guesses = tuple(model.logit_lens(traj, traj.tokens.index(MASK), k=k)[-1])
+    if MASK_TOKEN in traj.tokens:
+        guesses = tuple(model.logit_lens(traj, traj.tokens.index(MASK_TOKEN), k=k)[-1])
     stage = getattr(model, "milestone", None) or Milestone(model.config.name, 0, 0, None, None, None, None)
     top = int(np.argmax(m.leaders))
     return Stage(milestone=stage, clusters=float(m.clusters[-1]), rank_one=float(m.rank_one[-1]),

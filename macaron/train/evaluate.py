@@ -90,15 +90,21 @@ def unigram_loss(train_ids: np.ndarray, vocab_size: int, batches) -> float:
     return float(-logp[targets].mean())
 
 
+def context_positions(inputs, keep, labels, sp: Specials):
+    """Where a sequence's context is: the unmasked ordinary tokens (not targets, specials or padding)."""
+    movable = keep & (labels == IGNORE)
+    for t in sp.never_masked:
+        movable &= inputs != t
+    return movable
+
+
 def shuffle_context(batches, sp: Specials, seed: int = SHUFFLE_SEED):
     """The same batches with every sequence's unmasked ordinary tokens permuted among themselves."""
     rng = np.random.default_rng(seed)
     out = []
     for inputs, keep, labels in batches:
         shuffled = inputs.clone()
-        movable = keep & (labels == IGNORE)
-        for t in sp.never_masked:
-            movable &= inputs != t
+        movable = context_positions(inputs, keep, labels, sp)
         for r in range(len(inputs)):
             where = movable[r].nonzero()[:, 0]
             shuffled[r, where] = inputs[r, where[torch.from_numpy(rng.permutation(len(where)))]]

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 from ..milestones import read_metrics
 
@@ -35,17 +36,13 @@ def outlook(evals: list[dict], tokens_per_s: float, hours: float = 5.0, last: in
     rows = [r for r in evals if r.get("tokens", 0) > 0 and "context_effect" in r][-last:]
     if len(rows) < 3 or tokens_per_s <= 0:
         return None
-    x = [math.log(r["tokens"]) for r in rows]
-    if max(x) - min(x) < 1e-6:  # one token count repeated (a resumed run evaluating again): no line
+    x = np.log([r["tokens"] for r in rows])
+    if np.ptp(x) < 1e-6:  # one token count repeated (a resumed run evaluating again): no line
         return None
     ahead = rows[-1]["tokens"] + tokens_per_s * 3600 * hours
     out = {"tokens": ahead, "hours": hours, "evaluations": len(rows)}
-    mx = sum(x) / len(x)
     for key in ("accuracy", "context_effect"):
-        y = [r[key] for r in rows]
-        my = sum(y) / len(y)
-        slope = sum((a - mx) * (b - my) for a, b in zip(x, y)) / sum((a - mx) ** 2 for a in x)
-        out[key] = my + slope * (math.log(ahead) - mx)
+        out[key] = float(np.polyval(np.polyfit(x, [r[key] for r in rows], 1), np.log(ahead)))
     return out
 
 
