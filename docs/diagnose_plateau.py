@@ -15,7 +15,6 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-import torch
 
 import macaron
 from macaron.train import data as D
@@ -23,18 +22,6 @@ from macaron.train import evaluate as ev
 from macaron.train.pretrain import MaskedLM
 
 SENTENCE = "the bank of the river was full of water after the rain ."
-
-
-def replaced(batches, sp, seed: int = 0):
-    """The batches with every unmasked ordinary token replaced by a random ordinary token."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for inputs, keep, labels in batches:
-        x = inputs.clone()
-        movable = ev.context_positions(inputs, keep, labels, sp)
-        x[movable] = torch.from_numpy(rng.integers(sp.first_ordinary, sp.vocab_size, int(movable.sum())))
-        out.append((x, keep, labels))
-    return out
 
 
 def loss(model, batches) -> float:
@@ -66,7 +53,7 @@ def main() -> None:
     data = D.open_data(str(args.data), None, str(args.data.parent / "diagnose-cache"), log=lambda m: None)
     sp = D.specials(data.tok, None)
     valid = D.validation_batches(D.Packed(data.valid, sp, 128, True), 256, 64, ev.EVAL_SEED)
-    shuffled, random_words = ev.shuffle_context(valid, sp), replaced(valid, sp)
+    shuffled, random_words = ev.shuffle_context(valid, sp), ev.replace_context(valid, sp, seed=0)
     for folder in args.models:
         model = macaron.load(folder, device="cpu")
         base = loss(model, valid)

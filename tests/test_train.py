@@ -463,6 +463,20 @@ def test_shuffled_context_moves_only_unmasked_words(tiny):
     assert moved > 0
 
 
+def test_replaced_context_changes_only_unmasked_words_into_ordinary_ones(tiny):
+    from macaron.train.evaluate import replace_context
+
+    _, sp, batches = _valid(tiny)
+    changed = context = 0
+    for (a, keep, lab), (b, keep2, lab2) in zip(batches, replace_context(batches, sp)):
+        assert torch.equal(keep, keep2) and torch.equal(lab, lab2)
+        fixed = (lab != D.IGNORE) | ~keep | (a == sp.cls) | (a == sp.sep)
+        assert torch.equal(a[fixed], b[fixed]), "a target, [CLS], [SEP] or padding changed"
+        assert bool((b[~fixed] >= sp.first_ordinary).all()) and bool((b[~fixed] < sp.vocab_size).all())
+        changed, context = changed + int((a != b).sum()), context + int((~fixed).sum())
+    assert changed > context / 2 > 0, "the context was not replaced"
+
+
 def test_context_effect_is_zero_for_a_model_that_cannot_read_context(tiny):
     from macaron.train.evaluate import evaluate
 
@@ -477,7 +491,8 @@ def test_context_effect_is_zero_for_a_model_that_cannot_read_context(tiny):
                 if hasattr(op, "qkv"):
                     op.qkv.weight.normal_(0, 0.5)
                     op.out.weight.normal_(0, 0.5)
-    reads = evaluate(model, batches, sp, train_ids)["context_effect"]
+    reading = evaluate(model, batches, sp, train_ids)
+    reads = reading["context_effect"]
     with torch.no_grad():  # attention off: every particle moves on its own, blind to the others
         for layer in model.layers:
             for op in layer.ops:
@@ -486,6 +501,7 @@ def test_context_effect_is_zero_for_a_model_that_cannot_read_context(tiny):
                     op.out.bias.zero_()
     blind = evaluate(model, batches, sp, train_ids)
     assert abs(blind["context_effect"]) < 1e-6 < 1e-3 < abs(reads)
+    assert abs(blind["context_use"]) < 1e-6 < 1e-3 < abs(reading["context_use"])
     # the unigram baseline, recomputed by hand from the training counts
     counts = np.bincount(np.asarray(train_ids, np.int64), minlength=sp.vocab_size) + 1.0
     targets = np.concatenate([lab[lab != D.IGNORE].numpy() for _, _, lab in batches])

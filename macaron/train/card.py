@@ -131,13 +131,17 @@ def _heldout(final: dict, eval_seqs) -> str:
         rows += [("unigram baseline on the same targets (nats)", f"{final['unigram_loss']:.4f}"),
                  ("context effect: loss with the unmasked words shuffled, minus the loss above (nats)",
                   f"{final['context_effect']:+.3f}")]
+    if "context_use" in final:
+        rows += [("context use: loss with the unmasked words replaced by random ones, minus the loss above (nats)",
+                  f"{final['context_use']:+.3f}")]
     table = "| metric | value |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
     return (f"{table}\n\nOn a fixed validation set of {eval_seqs} packed sequences ({final['targets']:,} masked "
             f"targets, masking seed fixed), identical for every model trained by this script, so these numbers "
             f"compare across models trained on the same corpus and tokenizer. The unigram baseline guesses every "
             f"masked token from training-set word counts alone; the context effect is how much worse the model "
             f"does when the words around each mask are shuffled: what it owes to word order (0 for a model that ignores "
-            f"the other words, or reads them only as a bag of words).\n")
+            f"the other words, or reads them only as a bag of words); the context use, where given, is how much worse it "
+            f"does when those words are replaced by random ones: what it owes to them at all.\n")
 
 
 def render(info: dict) -> str:

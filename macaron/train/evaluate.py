@@ -11,6 +11,8 @@ seed, the same for every model):
   order. A model that ignores the other words loses nothing, and so does one that reads them as a
   bag of words (measured: minis on the plateau lose 0.25–0.5 nats when the words are replaced by
   random ones, 0.00 when shuffled; docs/training-notes.md); one that reads word order loses over a nat;
+- the context use: how much the loss rises when those tokens are replaced by random ordinary tokens:
+  what the model owes to the other words at all, their order or not;
 - two models compared: the difference of their losses with a bootstrap confidence interval,
   resampling validation sequences (both models scored on the same resampled sequences).
 
@@ -112,6 +114,18 @@ def shuffle_context(batches, sp: Specials, seed: int = SHUFFLE_SEED):
     return out
 
 
+def replace_context(batches, sp: Specials, seed: int = SHUFFLE_SEED):
+    """The same batches with every unmasked ordinary token replaced by a uniformly random ordinary token."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for inputs, keep, labels in batches:
+        replaced = inputs.clone()
+        movable = context_positions(inputs, keep, labels, sp)
+        replaced[movable] = torch.from_numpy(rng.integers(sp.first_ordinary, sp.vocab_size, int(movable.sum())))
+        out.append((replaced, keep, labels))
+    return out
+
+
 def bootstrap_difference(a: Scores, b: Scores, n: int = 10_000, seed: int = 0) -> dict:
     """loss(a) − loss(b) per masked token, with a 95 % percentile interval over resampled sequences."""
     la, lb = np.asarray(a.seq_loss), np.asarray(b.seq_loss)
@@ -129,8 +143,10 @@ def evaluate(encoder, batches, sp: Specials, train_ids: np.ndarray) -> dict:
     """Everything a model card reports about held-out language modelling."""
     plain = score(encoder, batches)
     shuffled = score(encoder, shuffle_context(batches, sp))
+    replaced = score(encoder, replace_context(batches, sp))
     return {**plain.summary(), "unigram_loss": unigram_loss(train_ids, sp.vocab_size, batches),
             "shuffled_loss": shuffled.loss, "context_effect": shuffled.loss - plain.loss,
+            "replaced_loss": replaced.loss, "context_use": replaced.loss - plain.loss,
             "seq_loss": plain.seq_loss, "seq_targets": plain.seq_targets}
 
 
@@ -164,7 +180,7 @@ def main(argv=None) -> int:
             r = results[name]
             print(f"{model.config.name}: loss {r['loss']:.4f}  accuracy {r['accuracy']:.1%}  perplexity "
                   f"{r['perplexity']:.1f}  unigram {r['unigram_loss']:.4f}  context effect "
-                  f"{r['context_effect']:+.3f} nats  ({r['targets']:,} targets)")
+                  f"{r['context_effect']:+.3f} nats  context use {r['context_use']:+.3f} nats  ({r['targets']:,} targets)")
             if args.write:
                 cardlib.update_evaluation(resolve(name), r)
         names = list(results)
