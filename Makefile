@@ -47,7 +47,7 @@ clean:
 # The packed corpus and the run folder live outside the work tree: a fresh clone resumes the same run.
 CACHE    ?= $(HOME)/.cache/macaron
 MINI_RUN := $(CACHE)/runs/mini
-MINI     := --models transformer-mini,macaron-mini --data $(CACHE)/packed --batch 16 --lr 1e-3 --warmup 200 \
+MINI     := --models transformer-mini,macaron-mini --norm post --data $(CACHE)/packed --batch 16 --lr 1e-3 --warmup 200 \
             --mask-rate 0.4 --tokens 40e6 --eval-every 250 --keep-every 250 --save-dtype float16 --threads 2 \
             --run-dir $(MINI_RUN) --out $(MINI_RUN)/models
 # --resume where the run's checkpoint is; else --warm-start from the published weights; else a new run
