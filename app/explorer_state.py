@@ -262,10 +262,11 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
 
 def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str, str, str]]],
                  title: str = "Stage of training") -> tuple[list, str | None]:
-    """One sidebar control for the stage of training of every pick (random start, plateau, rise, final),
-    shown where a picked model has more than one stage. Returns the picks moved to that stage ((name,
-    path); a pick without such a stage stays as it is) and the stage's name for the URL (None: the
-    weights shipped). `stages`: explorer_cache.stages of each pick's folder."""
+    """One control (in the sidebar; above the view in presenter mode) for the stage of training of every
+    pick (random start, plateau, rise, final), shown where a picked model has more than one stage.
+    Returns the picks moved to that stage ((name, path); a pick without such a stage stays as it is) and
+    the stage's name for the URL (None: the weights shipped). `stages`: explorer_cache.stages of each
+    pick's folder."""
     named = [[name for name, *_ in s] for s in stages]
     options = next((n for pick, n in zip(picks, named) if pick is not None and len(n) > 1), None)
     if options is None:
@@ -274,9 +275,11 @@ def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str,
     if st.session_state[key] not in options:  # "final" of a run still going (its last stage is "latest"), or
         st.session_state[key] = options[-1]   # a stage the model switched to does not have
     out = []
-    with st.sidebar:
-        st.subheader(title)
-        chosen = st.select_slider(title, options, key=key, label_visibility="collapsed",
+    present = presenting()  # no sidebar on a projector: the control sits above the view, one line
+    with st.container() if present else st.sidebar:
+        if not present:
+            st.subheader(title)
+        chosen = st.select_slider(title, options, key=key, label_visibility="visible" if present else "collapsed",
                                   help="The same model at the stages of its training: the random start, the "
                                        "plateau (it reads which words are around, not yet their order), the rise "
                                        "(half of its final context effect) and the weights shipped.")

@@ -570,6 +570,11 @@ def test_particles_stages_of_training_share_one_frame(tmp_path, app_env, monkeyp
     # a shared link opens the stage it names; a model without stages shows no control
     at = fresh({"s": "the cat sat on the mat .", "m": "staged", "at": "random start"})
     assert at.select_slider(key="p_stage").value == "random start"
+    assert [s.key for s in at.sidebar.select_slider] == ["p_stage"]
+    # on a projector (no sidebar) the control sits in the page itself
+    at = fresh({"s": "the cat sat on the mat .", "m": "staged", "at": "plateau", "present": "1"})
+    assert not at.sidebar.select_slider and [s.key for s in at.main.select_slider] == ["p_stage"]
+    assert at.select_slider(key="p_stage").value == "plateau"
     at = fresh({"s": "the cat sat on the mat .", "m": "tiny-macaron"})
     assert not at.select_slider and "stages of training" not in texts(at.caption)
 
