@@ -603,3 +603,24 @@ def test_compare_one_model_at_two_stages_of_training(tmp_path, app_env, monkeypa
     at.select_slider(key="c_stage_at_b").set_value("random start")
     run(at)
     assert at.query_params["at_b"] in ("random start", ["random start"]) and spec(at)["frames"][-1]["data"] != first
+
+
+def test_particles_says_what_a_post_ln_model_reads(tmp_path, app_env, monkeypatch):
+    """A post-LN model's operators read each state as it is (a LayerNorm's output): the view says so,
+    and does not call the standardised states exactly what they read."""
+    import torch
+
+    import macaron
+
+    pre = macaron.load(app_env / "tiny-transformer")
+    torch.manual_seed(0)
+    cfg = macaron.ModelConfig(**{**pre.config.to_dict(), "norm": "post", "name": "tiny-post"})
+    macaron.build(cfg, pre.tokenizer).save(tmp_path / "tiny-post")
+    monkeypatch.setenv("MACARON_MODELS", f"{tmp_path / 'tiny-post'},{app_env / 'tiny-transformer'}")
+    at = fresh({"s": "the cat sat on the mat .", "m": "tiny-post"})
+    assert "post-LN model's operators read each state as it is" in texts(at.caption)
+    at.button_group(key="p_norm").set_value(False)
+    run(at)
+    assert "exactly what the next operator reads" in texts(at.caption)
+    at = fresh({"s": "the cat sat on the mat .", "m": "tiny-transformer"})
+    assert "the input of the next attention or FFN" in texts(at.caption) and "as it is" not in texts(at.caption)

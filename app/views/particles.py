@@ -102,12 +102,19 @@ def render() -> None:
     st.segmented_control("Show the states", list(VIEWS), key="p_norm", format_func=VIEWS.get, required=True,
                          label_visibility="collapsed")
     sizes = analysis.mean_norms(traj.states)
-    grows = (f"the particles' mean length grows from {sizes[0]:.2g} (embedding) to {sizes.max():.3g}"
+    grows = (f"the particles' mean length is {sizes[0]:.2g} at the embedding and at most {sizes.max():.3g}"
              + (", so the opening frame is one dot" if sizes.max() > 20 * sizes[0] else ""))
-    st.caption("**What the operators read**: every token standardised over its features (LayerNorm without its "
-               f"weights), the input of the next attention or FFN. In the raw residual stream {grows}."
-               if normalised else f"**The raw residual stream**, sizes kept: {grows}. *What the operators read* "
-               "standardises every token first, as LayerNorm does before each operator.")
+    if traj.meta.get("norm") == "post":  # the operators read each state as it is: a LayerNorm's output
+        st.caption("**What the operators read**, near enough: every token standardised over its features. This "
+                   "post-LN model's operators read each state as it is, a LayerNorm's output; standardising sets "
+                   f"aside that LayerNorm's gain and bias. In the raw residual stream {grows}." if normalised else
+                   f"**The raw residual stream**, sizes kept: {grows}. In this post-LN model it is exactly what the "
+                   "next operator reads.")
+    else:
+        st.caption("**What the operators read**: every token standardised over its features (LayerNorm without "
+                   f"its weights), the input of the next attention or FFN. In the raw residual stream {grows}."
+                   if normalised else f"**The raw residual stream**, sizes kept: {grows}. *What the operators "
+                   "read* standardises every token first, as LayerNorm does before each operator.")
     seen = analysis.share_in_view(traj, proj, normalised)
     if seen[0] < 0.5 * seen[1:].mean():
         st.caption(f"This plane holds {seen[0]:.0%} of the embedding's spread and {seen[1:].mean():.0%} of a later "
