@@ -433,7 +433,8 @@ def test_fit_minutes_run_detached_fits_the_clock_resumable_and_small_files(packe
         assert model.config.name == name and all(p.dtype == torch.float32 for p in model.parameters())
         facts = json.loads((folder / "training.json").read_text())
         assert facts["save_dtype"] == "float16" and facts["trained_with"] == budget["models"]
-        assert {"unigram_loss", "context_effect", "seq_loss"} <= set(facts["final"])
+        assert {"unigram_loss", "context_effect", "context_use", "seq_loss"} <= set(facts["final"])
+        assert "context use: loss with the unmasked words replaced by random ones" in (folder / "README.md").read_text()
     # resumable: the checkpoint holds every model and the budget; resuming a finished run changes nothing
     state = json.loads((run_dir / "checkpoint" / "state.json").read_text())
     assert state["step"] == budget["steps"] and state["run"]["total_steps"] == budget["steps"]
