@@ -11,6 +11,8 @@ Each session:
            figure drawn, or sent
   enter    types its own sentence on Particles and presses Enter: the figure whose SVG (or spec)
            shows the sentence's own word
+  stage    moves the stage-of-training control (where the model ships its milestones) to an earlier
+           stage, each session its own (rise, plateau, random start in turn): that stage's figure
   compare  then clicks Compare: the Compare figure with that word
 
 and must end with its figures and no error element (no exception or error message). Also the
@@ -48,7 +50,7 @@ QUIET = "() => !document.querySelector('[data-testid=\"stStatusWidget\"], [data-
 
 # In every page: when did the person act (Enter in a text box, a click on a link)?
 MARK = """const mark = () => { window.__mark = performance.now(); };
-document.addEventListener('keydown', e => { if (e.key === 'Enter') mark(); }, true);
+document.addEventListener('keydown', e => { if (['Enter', 'ArrowLeft', 'Home'].includes(e.key)) mark(); }, true);
 document.addEventListener('click', e => { if (e.target.closest('a')) mark(); }, true);"""
 # Resolves when the first figure's title holds `kind` and its SVG shows `word` (a label reads "word" or
 # "3·word"): ms since the mark.
@@ -64,6 +66,10 @@ DRAWN = """([kind, word]) => new Promise(resolve => {
 })"""
 FIRST_SENTENCE = "the capital of france is [MASK] ."  # the sentence the app opens with
 PARTICLES, COMPARE = "sub-step", "layer time"  # in the title of each page's animation
+STEPS = ("open", "enter", "stage", "compare")
+STAGE = "Stage of training"  # the control's label
+# Session i moves the control to EARLIER[i % 3]: with the keys a person would press (from the last stage)
+EARLIER = (("rise", ["ArrowLeft"]), ("plateau", ["ArrowLeft", "ArrowLeft"]), ("random start", ["Home"]))
 
 
 # ---- the server ---------------------------------------------------------------------------------------
@@ -156,8 +162,9 @@ async def drawn(page, kind: str, word: str) -> float:
 
 
 async def browser_session(browser, url: str, word: str, first_word: str, ready: asyncio.Barrier,
-                          delay: float) -> dict:
-    """In Chromium: open the link, type a sentence with `word` on Particles, press Enter, then open Compare."""
+                          delay: float, stage: tuple | None) -> dict:
+    """In Chromium: open the link, type a sentence with `word` on Particles, press Enter, move the stage
+    control to `stage` (name, keys; None: the model has no stages), then open Compare."""
     ctx = await browser.new_context(viewport={"width": 1280, "height": 720})
     out = dict(word=word, client="browser")
     try:
@@ -171,6 +178,16 @@ async def browser_session(browser, url: str, word: str, first_word: str, ready: 
         await box.fill(sentence(word))
         await box.press("Enter")
         out["enter"] = await drawn(page, PARTICLES, word)
+        if stage:
+            name, keys = stage
+            await page.wait_for_function(QUIET, timeout=TIMEOUT * 1000)
+            thumb = page.get_by_role("slider", name=STAGE)
+            for key in keys:
+                await thumb.press(key)
+            # the caption under the control names the stage drawn; then the page has finished its run
+            await page.get_by_text(f"{name} ·").first.wait_for(timeout=TIMEOUT * 1000)
+            await page.wait_for_function(QUIET, timeout=TIMEOUT * 1000)
+            out["stage"] = await page.evaluate("performance.now() - window.__mark")
         await page.locator("[data-testid='stSidebarNav'] a", has_text="Compare").click()
         out["compare"] = await drawn(page, COMPARE, word)
         await page.wait_for_function(QUIET, timeout=TIMEOUT * 1000)  # the rest of the page has run
@@ -202,14 +219,18 @@ class Client:
         await self.ws.close()
 
     async def rerun(self, widgets: dict | None = None, page: str | None = None) -> None:
-        """What the frontend sends after Enter in a text box (widgets: id → text) or a click on a page."""
+        """What the frontend sends after Enter in a text box (widgets: id → text; a select_slider's id → [its
+        option]) or a click on a page."""
         from streamlit.proto.BackMsg_pb2 import BackMsg
 
         msg = BackMsg()
         state = msg.rerun_script
         state.query_string, state.page_script_hash = ("", self.pages[page]) if page else (self.query, self.page)
-        for wid, text in (widgets or {}).items():
-            state.widget_states.widgets.add(id=wid, string_value=text)
+        for wid, value in (widgets or {}).items():
+            if isinstance(value, list):  # a select_slider: its option's label
+                state.widget_states.widgets.add(id=wid).string_array_value.data.extend(value)
+            else:
+                state.widget_states.widgets.add(id=wid, string_value=value)
         await self.ws.send(msg.SerializeToString())
 
     async def until(self, kind: str | None = None, word: str = "") -> None:
@@ -234,6 +255,8 @@ class Client:
                 element = el.WhichOneof("type")
                 if element == "text_input":
                     self.inputs[el.text_input.label] = el.text_input.id
+                elif element == "slider":
+                    self.inputs[el.slider.label] = el.slider.id
                 elif element == "exception" or (element == "alert" and el.alert.format == Alert.ERROR):
                     self.errors.append(el.exception.message if element == "exception" else el.alert.body)
                 elif element == "plotly_chart" and kind and kind in el.plotly_chart.spec \
@@ -241,7 +264,8 @@ class Client:
                     return
 
 
-async def client_session(url: str, word: str, first_word: str, ready: asyncio.Barrier, delay: float) -> dict:
+async def client_session(url: str, word: str, first_word: str, ready: asyncio.Barrier, delay: float,
+                         stage: tuple | None) -> dict:
     """The same steps as browser_session, over the protocol: ms from the message sent to the figure received."""
     out = dict(word=word, client="protocol")
 
@@ -259,6 +283,9 @@ async def client_session(url: str, word: str, first_word: str, ready: asyncio.Ba
             await ready.wait()
             await asyncio.sleep(delay)
             out["enter"] = await step(c, PARTICLES, word, widgets={c.inputs["Sentence"]: sentence(word)})
+            if stage:
+                out["stage"] = await step(c, PARTICLES, word, widgets={c.inputs["Sentence"]: sentence(word),
+                                                                       c.inputs[STAGE]: [stage[0]]})
             out["compare"] = await step(c, COMPARE, word, page="compare")
             out["errors"] = c.errors
     except Exception as e:  # reported, and the others go on
@@ -282,7 +309,7 @@ def niced_chromium() -> str:
 
 
 async def wave(url: str, words: list[str], first_word: str, browsers: int, spread: float = 0.0,
-               server_pid: int | None = None) -> tuple[list[dict], float]:
+               server_pid: int | None = None, staged: bool = False) -> tuple[list[dict], float]:
     """One session per word, all at once: the first `browsers` in Chromium, the others over the protocol.
     When all have their first figure, each types its sentence (after a delay spread evenly over
     `spread` seconds). Returns the sessions' results and the CPU seconds Chromium used."""
@@ -294,9 +321,12 @@ async def wave(url: str, words: list[str], first_word: str, browsers: int, sprea
     async with async_playwright() as p:
         browser = (await p.chromium.launch(executable_path=niced_chromium(), headless=True, args=ARGS)
                    if browsers else None)
+        stages = [EARLIER[i % len(EARLIER)] if staged else None for i in range(n)]
         results = await asyncio.gather(
-            *(browser_session(browser, url, w, first_word, ready, d) for w, d in zip(words[:browsers], delays)),
-            *(client_session(url, w, first_word, ready, d) for w, d in zip(words[browsers:], delays[browsers:])))
+            *(browser_session(browser, url, w, first_word, ready, d, st) for w, d, st in
+              zip(words[:browsers], delays, stages)),
+            *(client_session(url, w, first_word, ready, d, st) for w, d, st in
+              zip(words[browsers:], delays[browsers:], stages[browsers:])))
         client_cpu = tree_cpu(os.getpid(), skip=server_pid) if browser else 0.0
         for r in results:
             if "context" in r:
@@ -316,7 +346,7 @@ def quantiles(ms: list[float]) -> tuple[float, float, float]:
 def summary(results: list[dict]) -> dict:
     ok = [r for r in results if "failed" not in r and not r["errors"]]
     row = dict(n=len(results), ok=len(ok))
-    for k in ("open", "enter", "compare"):
+    for k in STEPS:
         got = [r[k] for r in results if k in r]
         row[k] = quantiles(got) if got else (float("nan"),) * 3
     return row
@@ -350,6 +380,7 @@ def main() -> None:
 
     env = {k: v for k, v in os.environ.items() if k not in ("MACARON_MODELS", "MACARON_MODELS_DIR")}
     default = macaron.default_pair(macaron.available())[0]  # the model the app opens first
+    staged = len(macaron.milestones(default)) > 1  # it offers stages of training: sessions switch them
     tok = macaron.load(default, device="cpu").tokenizer
     all_words = words_for(tok, args.sessions * args.waves, FIRST_SENTENCE)
     first_word = "france"  # in the app's default sentence: the first figure a session draws
@@ -360,7 +391,7 @@ def main() -> None:
         cpu0, t0, client_cpu = cpu_seconds(pid), time.perf_counter(), 0.0
         for w in range(args.waves):
             words = all_words[w * args.sessions:(w + 1) * args.sessions]
-            results, cpu = asyncio.run(wave(url, words, first_word, args.browsers, args.spread, pid))
+            results, cpu = asyncio.run(wave(url, words, first_word, args.browsers, args.spread, pid, staged))
             client_cpu += cpu
             rows.append(by_client(results))
             for r in results:
@@ -388,10 +419,11 @@ def write(args, rows, peak, rss_after, server_cpu, client_cpu, wall, load0, defa
             f"server has sent the figure, nothing drawn). 1-minute load average {load0:.1f} before (other work on "
             "the machine).")
     body = [head, "", "| wave | sessions | ok | link → first figure p50 / p95 / max s | Enter → figure p50 / p95 / "
-                      "max s | click Compare → figure p50 / p95 / max s |", "|---|---|---|---|---|---|"]
+                      "max s | stage of training → figure p50 / p95 / max s | click Compare → figure p50 / p95 / "
+                      "max s |", "|---|---|---|---|---|---|---|"]
     for i, wave_rows in enumerate(rows, 1):
         for client, r in wave_rows.items():
-            cells = [" / ".join(f"{x:.1f}" for x in r[k]) for k in ("open", "enter", "compare")]
+            cells = [" / ".join("—" if x != x else f"{x:.1f}" for x in r[k]) for k in STEPS]
             body.append(f"| {i}{' (fresh server)' if i == 1 else ''} | {r['n']} {client} | {r['ok']} | "
                         + " | ".join(cells) + " |")
     body += ["", f"Server memory: peak RSS {peak:.2f} GiB; after each wave had left and {args.idle:g} s idle: "

@@ -557,7 +557,7 @@ class Run:
         if dist.main:
             shutil.rmtree(a.run_dir / "probe", ignore_errors=True)
         left = 60 * a.fit_minutes - (time.time() - self.t_start)
-        final = 3 * per_eval + 2 * per_ckpt + 15.0  # last evaluations (plain and shuffled) and the model folders
+        final = 3 * per_eval + 2 * per_ckpt + 15.0  # last evaluations (plain, shuffled, replaced) and the model folders
         ckpt_every = min(a.checkpoint_every, max(1, int(60 * a.checkpoint_minutes / per_step)))
         per = per_step + per_eval / a.eval_every + per_ckpt / ckpt_every  # seconds a step, everything included
         steps = int(dist.agree((left - final) / per))
