@@ -11,8 +11,8 @@ Each session:
            figure drawn, or sent
   enter    types its own sentence on Particles and presses Enter: the figure whose SVG (or spec)
            shows the sentence's own word
-  stage    moves the stage-of-training control (where the model ships its milestones) to an earlier
-           stage, each session its own (rise, plateau, random start in turn): that stage's figure
+  stage    moves the stage-of-training control (where the model offers stages of training) from the
+           last stage to an earlier one, the sessions taking each in turn: that stage's figure
   compare  then clicks Compare: the Compare figure with that word
 
 and must end with its figures and no error element (no exception or error message). Also the
@@ -68,8 +68,23 @@ FIRST_SENTENCE = "the capital of france is [MASK] ."  # the sentence the app ope
 PARTICLES, COMPARE = "sub-step", "layer time"  # in the title of each page's animation
 STEPS = ("open", "enter", "stage", "compare")
 STAGE = "Stage of training"  # the control's label
-# Session i moves the control to EARLIER[i % 3]: with the keys a person would press (from the last stage)
-EARLIER = (("rise", ["ArrowLeft"]), ("plateau", ["ArrowLeft", "ArrowLeft"]), ("random start", ["Home"]))
+# The figure's particles as drawn (Plotly's gd.data), to see that a figure has been redrawn
+DRAWN_DATA = "() => JSON.stringify(document.querySelector('.js-plotly-plot').data.map(t => t.x))"
+# Once the figure differs from `before`, the caption names the stage and the script has run: ms since the mark
+REDRAWN = """([before, caption]) => {
+    const g = document.querySelector('.js-plotly-plot');
+    const app = document.querySelector('[data-testid="stApp"]');
+    const done = g && JSON.stringify(g.data.map(t => t.x)) !== before
+        && app && app.getAttribute('data-test-script-state') === 'notRunning'
+        && Array.from(document.querySelectorAll('[data-testid="stCaptionContainer"]')).some(
+            c => c.textContent.startsWith(caption));
+    return done ? performance.now() - window.__mark : false;
+}"""
+
+
+def earlier(names: list[str]) -> list[tuple[str, list[str]]]:
+    """Each stage before the last, with the keys a person presses on the control to reach it from the last."""
+    return [(name, ["Home"] if i == 0 else ["ArrowLeft"] * (len(names) - 1 - i)) for i, name in enumerate(names[:-1])]
 
 
 # ---- the server ---------------------------------------------------------------------------------------
@@ -181,13 +196,13 @@ async def browser_session(browser, url: str, word: str, first_word: str, ready: 
         if stage:
             name, keys = stage
             await page.wait_for_function(QUIET, timeout=TIMEOUT * 1000)
-            thumb = page.get_by_role("slider", name=STAGE)
+            before = await page.evaluate(DRAWN_DATA)
+            thumb = page.get_by_role("slider", name=STAGE)  # the accessible name holds the label (substring)
             for key in keys:
                 await thumb.press(key)
-            # the caption under the control names the stage drawn; then the page has finished its run
-            await page.get_by_text(f"{name} ·").first.wait_for(timeout=TIMEOUT * 1000)
-            await page.wait_for_function(QUIET, timeout=TIMEOUT * 1000)
-            out["stage"] = await page.evaluate("performance.now() - window.__mark")
+            redrawn = await page.wait_for_function(REDRAWN, arg=[before, f"{name} ·"], timeout=TIMEOUT * 1000,
+                                                   polling=50)
+            out["stage"] = await redrawn.json_value()
         await page.locator("[data-testid='stSidebarNav'] a", has_text="Compare").click()
         out["compare"] = await drawn(page, COMPARE, word)
         await page.wait_for_function(QUIET, timeout=TIMEOUT * 1000)  # the rest of the page has run
@@ -207,6 +222,7 @@ class Client:
 
     def __init__(self, url: str):
         self.url, self.query, self.pages, self.page, self.inputs, self.errors = url, "", {}, "", {}, []
+        self.texts: list[str] = []  # the text elements sent since the last rerun
 
     async def __aenter__(self):
         import websockets
@@ -223,6 +239,7 @@ class Client:
         option]) or a click on a page."""
         from streamlit.proto.BackMsg_pb2 import BackMsg
 
+        self.texts = []
         msg = BackMsg()
         state = msg.rerun_script
         state.query_string, state.page_script_hash = ("", self.pages[page]) if page else (self.query, self.page)
@@ -257,6 +274,8 @@ class Client:
                     self.inputs[el.text_input.label] = el.text_input.id
                 elif element == "slider":
                     self.inputs[el.slider.label] = el.slider.id
+                elif element == "markdown":
+                    self.texts.append(el.markdown.body)
                 elif element == "exception" or (element == "alert" and el.alert.format == Alert.ERROR):
                     self.errors.append(el.exception.message if element == "exception" else el.alert.body)
                 elif element == "plotly_chart" and kind and kind in el.plotly_chart.spec \
@@ -284,8 +303,9 @@ async def client_session(url: str, word: str, first_word: str, ready: asyncio.Ba
             await asyncio.sleep(delay)
             out["enter"] = await step(c, PARTICLES, word, widgets={c.inputs["Sentence"]: sentence(word)})
             if stage:
-                out["stage"] = await step(c, PARTICLES, word, widgets={c.inputs["Sentence"]: sentence(word),
-                                                                       c.inputs[STAGE]: [stage[0]]})
+                out["stage"] = await step(c, PARTICLES, word, widgets={c.inputs[STAGE]: [stage[0]]})
+                if not any(t.startswith(f"{stage[0]} ·") for t in c.texts):  # an unknown stage falls back silently
+                    raise RuntimeError(f"the page did not say it drew the stage {stage[0]!r}")
             out["compare"] = await step(c, COMPARE, word, page="compare")
             out["errors"] = c.errors
     except Exception as e:  # reported, and the others go on
@@ -309,7 +329,7 @@ def niced_chromium() -> str:
 
 
 async def wave(url: str, words: list[str], first_word: str, browsers: int, spread: float = 0.0,
-               server_pid: int | None = None, staged: bool = False) -> tuple[list[dict], float]:
+               server_pid: int | None = None, targets: list | None = None) -> tuple[list[dict], float]:
     """One session per word, all at once: the first `browsers` in Chromium, the others over the protocol.
     When all have their first figure, each types its sentence (after a delay spread evenly over
     `spread` seconds). Returns the sessions' results and the CPU seconds Chromium used."""
@@ -321,7 +341,7 @@ async def wave(url: str, words: list[str], first_word: str, browsers: int, sprea
     async with async_playwright() as p:
         browser = (await p.chromium.launch(executable_path=niced_chromium(), headless=True, args=ARGS)
                    if browsers else None)
-        stages = [EARLIER[i % len(EARLIER)] if staged else None for i in range(n)]
+        stages = [targets[i % len(targets)] if targets else None for i in range(n)]
         results = await asyncio.gather(
             *(browser_session(browser, url, w, first_word, ready, d, st) for w, d, st in
               zip(words[:browsers], delays, stages)),
@@ -380,7 +400,7 @@ def main() -> None:
 
     env = {k: v for k, v in os.environ.items() if k not in ("MACARON_MODELS", "MACARON_MODELS_DIR")}
     default = macaron.default_pair(macaron.available())[0]  # the model the app opens first
-    staged = len(macaron.milestones(default)) > 1  # it offers stages of training: sessions switch them
+    targets = earlier([m.name for m in macaron.milestones(default)])  # none where it offers one stage
     tok = macaron.load(default, device="cpu").tokenizer
     all_words = words_for(tok, args.sessions * args.waves, FIRST_SENTENCE)
     first_word = "france"  # in the app's default sentence: the first figure a session draws
@@ -391,7 +411,7 @@ def main() -> None:
         cpu0, t0, client_cpu = cpu_seconds(pid), time.perf_counter(), 0.0
         for w in range(args.waves):
             words = all_words[w * args.sessions:(w + 1) * args.sessions]
-            results, cpu = asyncio.run(wave(url, words, first_word, args.browsers, args.spread, pid, staged))
+            results, cpu = asyncio.run(wave(url, words, first_word, args.browsers, args.spread, pid, targets))
             client_cpu += cpu
             rows.append(by_client(results))
             for r in results:
@@ -404,10 +424,10 @@ def main() -> None:
     print(f"peak RSS {peak:.2f} GiB; CPU: server {server_cpu:.0f} s, Chromium {client_cpu:.0f} s, in {wall:.0f} s; "
           f"load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after")
     if args.write:
-        write(args, rows, peak, rss_after, server_cpu, client_cpu, wall, load0, default)
+        write(args, rows, peak, rss_after, server_cpu, client_cpu, wall, load0, default, targets)
 
 
-def write(args, rows, peak, rss_after, server_cpu, client_cpu, wall, load0, default) -> None:
+def write(args, rows, peak, rss_after, server_cpu, client_cpu, wall, load0, default, targets) -> None:
     from results import write_section
 
     cpu = platform.processor() or platform.machine()
@@ -417,7 +437,9 @@ def write(args, rows, peak, rss_after, server_cpu, client_cpu, wall, load0, defa
             f"{args.browsers} sessions in headless Chromium (a context each, niced: in a class the browsers run on "
             "the students' computers), the others over Streamlit's own websocket protocol (the time until the "
             f"server has sent the figure, nothing drawn). 1-minute load average {load0:.1f} before (other work on "
-            "the machine).")
+            "the machine). Stage of training: "
+            + (f"each session moves the control from the final weights to one of {', '.join(n for n, _ in targets)} "
+               "in turn (its model loaded on first use)." if targets else "the default model offers one stage only."))
     body = [head, "", "| wave | sessions | ok | link → first figure p50 / p95 / max s | Enter → figure p50 / p95 / "
                       "max s | stage of training → figure p50 / p95 / max s | click Compare → figure p50 / p95 / "
                       "max s |", "|---|---|---|---|---|---|---|"]
