@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import torch
 
-import macaron
+from macaron import learning
 from macaron.analysis import MASK_TOKEN
 
 CANDIDATES = {
@@ -45,11 +45,12 @@ def answer_at(model, text: str, answer: str) -> tuple[int, float, list[str]]:
 def main(names: list[str]) -> None:
     score: dict[str, list[tuple[int, float]]] = {text: [] for text in CANDIDATES}
     for name in names:
-        stages = macaron.milestones(name)
-        print(f"\n{name}: " + " | ".join(s.name for s in stages))
-        models = [macaron.load(name, at=0) if s.folder is None else macaron.load(s.folder) for s in stages]
+        models = list(learning.at_stages(name))
+        print(f"\n{name}: " + " | ".join(m.milestone.name for m in models))
+        if not any(m.milestone.name == "plateau" for m in models):
+            print("  (no plateau among its stages: gains are counted from its first stage)")
         for text, answer in CANDIDATES.items():
-            row = [(s.name, *answer_at(model, text, answer)) for s, model in zip(stages, models)]
+            row = [(m.milestone.name, *answer_at(m, text, answer)) for m in models]
             print(f"  {text}  ({answer})")
             for stage, rank, logp, top in row:
                 print(f"    {stage:>13}: rank {rank:>5}  log p {logp:6.2f}  top-5 {' '.join(top)}")

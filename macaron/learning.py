@@ -78,12 +78,16 @@ def stages(name_or_folder, text: str, uses: tuple[str, str, str] | None = None, 
            device=None) -> list[Stage]:
     """`text` (and the two `uses` of a word) measured at every stage of a model's training, in order.
     A model without milestones (a user's folder, the 6 × 512 pair) gives one row, itself."""
-    out = []
+    return [measure_stage(model, text, uses, k) for model in at_stages(name_or_folder, device)]
+
+
+def at_stages(name_or_folder, device=None):
+    """The model at every stage of its training, in order, each loaded as it is needed; `model.milestone`
+    names the stage (even where two share a token count)."""
     for s in milestones(name_or_folder):
         model = load(name_or_folder, device=device, at=0) if s.folder is None else load(s.folder, device=device)
-        model.milestone = s  # the stage itself, even where two share a token count
-        out.append(measure_stage(model, text, uses, k))
-    return out
+        model.milestone = s
+        yield model
 
 
 def curve(name_or_folder) -> dict[str, np.ndarray]:
