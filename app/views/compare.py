@@ -132,8 +132,11 @@ def render() -> None:
         st.caption("One PCA fitted on both sentences' states: the two panels share their axes.")
     else:
         st.caption("Each panel has its own PCA (two models have unrelated coordinates); for one common frame, "
-                   "choose *Overlaid after Procrustes*. States: " + ("each token standardised, what LayerNorm hands "
-                   "to the next operator." if normalised else "the raw residual stream."))
+                   "choose *Overlaid after Procrustes*. States: " + (
+                       "the raw residual stream." if not normalised else
+                       "each token standardised; a post-LN model's operators read the raw state, a LayerNorm's "
+                       "output, and this sets aside its gain and bias." if any(m.config.norm == "post" for m in models)
+                       else "each token standardised, what LayerNorm hands to the next operator."))
     if mode == "models":
         st.caption(f"**A** {state.model_label(models[0])} · **B** {state.model_label(models[1])}")
         if not same_tokens:

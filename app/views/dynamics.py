@@ -87,8 +87,8 @@ def render() -> None:
     sents = dcache.texts(set_name, text)
     labels = [f"A: {picks[0][0]}", f"B: {picks[1][0]}"]
     st.caption(f"**A** {state.model_label(models[0])} · **B** {state.model_label(models[1])} · "
-               + (f"{len(sents)} sentences" if text is None else "one sentence") + " · tokens measured as the next "
-               "operator reads them (standardised, LayerNorm without its weights)")
+               + (f"{len(sents)} sentences" if text is None else "one sentence") + " · tokens measured standardised "
+               "(LayerNorm without its weights: what a pre-LN model's next operator reads)")
     sets = [dcache.measures(p[1], sents) for p in picks]
 
     # ---- the token cloud --------------------------------------------------------------------------
