@@ -100,30 +100,33 @@ def context_positions(inputs, keep, labels, sp: Specials):
     return movable
 
 
-def shuffle_context(batches, sp: Specials, seed: int = SHUFFLE_SEED):
-    """The same batches with every sequence's unmasked ordinary tokens permuted among themselves."""
+def _changed_context(batches, sp: Specials, seed: int, change):
+    """The same batches with `change(inputs, context, rng)` applied in place to a copy of each batch's inputs."""
     rng = np.random.default_rng(seed)
     out = []
     for inputs, keep, labels in batches:
-        shuffled = inputs.clone()
-        movable = context_positions(inputs, keep, labels, sp)
-        for r in range(len(inputs)):
-            where = movable[r].nonzero()[:, 0]
-            shuffled[r, where] = inputs[r, where[torch.from_numpy(rng.permutation(len(where)))]]
-        out.append((shuffled, keep, labels))
+        changed = inputs.clone()
+        change(changed, context_positions(inputs, keep, labels, sp), rng)
+        out.append((changed, keep, labels))
     return out
+
+
+def _permute_rows(x, movable, rng):
+    for r in range(len(x)):
+        where = movable[r].nonzero()[:, 0]
+        x[r, where] = x[r, where[torch.from_numpy(rng.permutation(len(where)))]]
+
+
+def shuffle_context(batches, sp: Specials, seed: int = SHUFFLE_SEED):
+    """The same batches with every sequence's unmasked ordinary tokens permuted among themselves."""
+    return _changed_context(batches, sp, seed, _permute_rows)
 
 
 def replace_context(batches, sp: Specials, seed: int = SHUFFLE_SEED):
     """The same batches with every unmasked ordinary token replaced by a uniformly random ordinary token."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for inputs, keep, labels in batches:
-        replaced = inputs.clone()
-        movable = context_positions(inputs, keep, labels, sp)
-        replaced[movable] = torch.from_numpy(rng.integers(sp.first_ordinary, sp.vocab_size, int(movable.sum())))
-        out.append((replaced, keep, labels))
-    return out
+    def draw(x, movable, rng):
+        x[movable] = torch.from_numpy(rng.integers(sp.first_ordinary, sp.vocab_size, int(movable.sum())))
+    return _changed_context(batches, sp, seed, draw)
 
 
 def bootstrap_difference(a: Scores, b: Scores, n: int = 10_000, seed: int = 0) -> dict:
