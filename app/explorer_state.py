@@ -25,6 +25,7 @@ PRESETS = {
     "capital [MASK]": "the capital of france is [MASK] .",
     "cat [MASK]": "the cat sat on the [MASK] .",
     "agreement [MASK]": "the keys to the old cabinet [MASK] on the table .",
+    "school [MASK]": "the children went to [MASK] in the morning .",
     "long sentence (30 tokens)": ("after the long meeting , the tired engineers walked slowly to the small cafe "
                                   "near the old station and ordered coffee , tea and two slices of cake ."),
 }
@@ -262,7 +263,7 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
 
 def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str, str, str]]],
                  title: str = "Stage of training") -> tuple[list, str | None]:
-    """One control (in the sidebar; above the view in presenter mode) for the stage of training of every
+    """One control (in the sidebar; one line above the view in presenter mode) for the stage of training of every
     pick (random start, plateau, rise, final), shown where a picked model has more than one stage.
     Returns the picks moved to that stage ((name, path); a pick without such a stage stays as it is) and
     the stage's name for the URL (None: the weights shipped). `stages`: explorer_cache.stages of each
@@ -274,22 +275,24 @@ def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str,
     init_widget(key, param, options[-1], valid=lambda v: v in options or v == "final")
     if st.session_state[key] not in options:  # "final" of a run still going (its last stage is "latest"), or
         st.session_state[key] = options[-1]   # a stage the model switched to does not have
-    out = []
-    present = presenting()  # no sidebar on a projector: the control sits above the view, one line
-    with st.container() if present else st.sidebar:
+    out, captions = [], []
+    present = presenting()  # no sidebar on a projector: one line above the view, so ▶ Play stays on screen
+    with st.sidebar if not present else st.container():
         if not present:
             st.subheader(title)
-        chosen = st.select_slider(title, options, key=key, label_visibility="visible" if present else "collapsed",
-                                  help="The same model at the stages of its training: the random start, the "
-                                       "plateau (it reads which words are around, not yet their order), the rise "
-                                       "(half of its final context effect) and the weights shipped.")
+        slot, words = st.columns([2, 3], vertical_alignment="center") if present else (st.container(), None)
+        chosen = slot.select_slider(title, options, key=key, label_visibility="collapsed",
+                                    help="The same model at the stages of its training: the random start, the "
+                                         "plateau (it reads which words are around, not yet their order), the rise "
+                                         "(half of its final context effect) and the weights shipped.")
         for pick, s, n in zip(picks, stages, named):
             if pick is None or chosen not in n:
                 out.append(pick)
                 continue
             _, label, path = s[n.index(chosen)]
-            st.caption(f"{pick[0]}: {label}" if len(picks) > 1 else label)
+            captions.append(f"{pick[0]}: {label}" if len(picks) > 1 else label)
             out.append((f"{pick[0]} · {chosen}", path))
+        (words or st).caption((f"**{title}** · " if present else "") + "  \n".join(captions))
     return out, (chosen if chosen != options[-1] else None)
 
 
@@ -394,6 +397,11 @@ LESSON = (
                     at_b="final", norm="1"),
                "One sentence through a Transformer layer stack (attention, then FFN) and a Macaron one (½ FFN, "
                "attention, ½ FFN) on one layer clock: Play, and watch the rhythm of the sub-steps."),
+    LessonStep("What learning changes", "views/particles.py",
+               dict(s=PRESETS["school [MASK]"], m="{transformer}", at="plateau", frame="0", norm="1", trail="4"),
+               "At the plateau of its training the model guesses the same few words (the, of, and, punctuation) "
+               "whatever the sentence (its guesses are under the plot). Move the stage of training to rise, then final, and Play each "
+               "time: once it reads the order of the words around the mask, its guess becomes school."),
 )
 
 
@@ -422,7 +430,7 @@ def lesson_link(k: int, label: str | None = None, where=st, icon: str | None = N
 
 def lesson_menu() -> None:
     """The lesson's steps, in the sidebar: each opens its page and view."""
-    with st.sidebar.expander("Guided lesson (5 steps)", icon=":material/school:", expanded=bool(lesson_step())):
+    with st.sidebar.expander(f"Guided lesson ({len(LESSON)} steps)", icon=":material/school:", expanded=bool(lesson_step())):
         for k in range(1, len(LESSON) + 1):
             lesson_link(k, key="menu")
 

@@ -299,25 +299,42 @@ def test_compare_models_with_different_tokenizers(hf_bert_folder, monkeypatch):
 # ---- the guided lesson and presenter mode ------------------------------------------------------------
 def test_lesson_steps_open_their_page_and_view():
     at = fresh({"lesson": "2"})  # a step typed by hand opens its view
-    assert "Lesson 2 of 5" in texts(at.markdown) and "A diffusion step" in texts(at.markdown)
+    assert "Lesson 2 of 6" in texts(at.markdown) and "A diffusion step" in texts(at.markdown)
     assert at.text_input(key="p_text").value == state.PRESETS["bank (river)"]
     fig = spec(at)
     assert fig["layout"]["sliders"][0]["active"] == 1  # layer 1's diffusion sub-step
     assert "diffusion" in fig["layout"]["title"]["text"]
     at.button(key="lessonnext3").click()
     run(at)
-    assert "Lesson 3 of 5" in texts(at.markdown)
+    assert "Lesson 3 of 6" in texts(at.markdown)
     fig = spec(at)
     assert fig["layout"]["sliders"][0]["active"] == 2 and "convection" in fig["layout"]["title"]["text"]
     assert "convection (FFN): identity" in frame_notes(fig, 2)
     at.button(key="lessonmenu5").click()  # from the sidebar: Transformer vs Macaron, on Compare
     run(at)
-    assert "Lesson 5 of 5" in texts(at.markdown) and at.selectbox(key="c_b").value == "tiny-macaron"
+    assert "Lesson 5 of 6" in texts(at.markdown) and at.selectbox(key="c_b").value == "tiny-macaron"
     at.button(key="lessonmenu4").click()
     run(at)
-    assert at.title[0].value.startswith("Splitting lab") and "Lesson 4 of 5" in texts(at.markdown)
+    assert at.title[0].value.startswith("Splitting lab") and "Lesson 4 of 6" in texts(at.markdown)
     for step in state.LESSON:
         assert "O(γ³)" not in step.say or "O(γ²)" in step.say  # never Strang's order without its condition
+
+
+def test_lesson_six_opens_the_plateau_of_the_default_transformer(tmp_path, app_env, monkeypatch):
+    """"What learning changes": the [MASK] sentence on Particles, the default Transformer at its plateau,
+    with the stage control at hand to move on to the final weights."""
+    import shutil
+
+    from conftest import add_stages
+
+    staged = add_stages(shutil.copytree(app_env / "tiny-transformer", tmp_path / "staged-transformer"))
+    monkeypatch.setenv("MACARON_MODELS", f"{staged},{app_env / 'tiny-macaron'}")
+    monkeypatch.delenv("MACARON_MODELS_DIR")
+    at = fresh({"lesson": "6"})
+    assert "Lesson 6 of 6" in texts(at.markdown) and "What learning changes" in texts(at.markdown)
+    assert at.text_input(key="p_text").value == state.PRESETS["school [MASK]"]
+    assert at.selectbox(key="p_model").value == "staged-transformer"
+    assert at.select_slider(key="p_stage").value == "plateau" and "Final guesses for [MASK]" in texts(at.markdown)
 
 
 def test_presenter_mode_hides_the_sidebar_and_keeps_itself():
@@ -575,6 +592,7 @@ def test_particles_stages_of_training_share_one_frame(tmp_path, app_env, monkeyp
     at = fresh({"s": "the cat sat on the mat .", "m": "staged", "at": "plateau", "present": "1"})
     assert not at.sidebar.select_slider and [s.key for s in at.main.select_slider] == ["p_stage"]
     assert at.select_slider(key="p_stage").value == "plateau"
+    assert any(str(c.value).startswith("**Stage of training** · ") for c in at.main.caption)  # its name beside it
     at = fresh({"s": "the cat sat on the mat .", "m": "tiny-macaron"})
     assert not at.select_slider and "stages of training" not in texts(at.caption)
 

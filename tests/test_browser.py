@@ -122,11 +122,11 @@ def count_pixels(png: bytes, rgb: tuple[int, int, int], tol: int = 40) -> int:
     return int((np.abs(a - np.array(rgb)).sum(-1) < tol).sum())
 
 
-def fits(page, *selectors: str) -> None:
-    """Each element is on the first screen, whole: no scrolling needed."""
+def fits(page, *selectors) -> None:
+    """Each element (a CSS selector or a locator) is on the first screen, whole: no scrolling needed."""
     w, h = page.viewport_size["width"], page.viewport_size["height"]
     for sel in selectors:
-        b = page.locator(sel).first.bounding_box()
+        b = (page.locator(sel) if isinstance(sel, str) else sel).first.bounding_box()
         assert b is not None, sel
         assert b["x"] >= 0 and b["y"] >= 0 and b["x"] + b["width"] <= w + 1 and b["y"] + b["height"] <= h + 1, \
             (sel, b, (w, h))
@@ -216,6 +216,38 @@ def test_the_first_screen_holds_the_sentence_the_plot_and_play(server, browser, 
         pg.close()
 
 
+def test_presenter_first_screen_holds_the_stage_control_and_play(models_dir, browser, tmp_path):
+    """A model shipped with its stages of training, on a projector (1280×720, no sidebar): the stage control
+    sits on one line above the figure, and the sentence, the control, the whole plot and ▶ Play still fit
+    the first screen. Moving the control (the keys a person presses) redraws the figure and names the stage."""
+    from conftest import add_stages
+
+    staged = add_stages(shutil.copytree(models_dir / "tiny-transformer", tmp_path / "staged"))
+    env = {k: v for k, v in os.environ.items() if k != "MACARON_MODELS_DIR"}
+    env["MACARON_MODELS"] = str(staged)
+    with app_server(env, tmp_path / "streamlit.log") as (url, _):
+        pg = browser.new_page(viewport={"width": 1280, "height": 720})
+        try:
+            pg.goto(f"{url}/?present=1")
+            settle(pg)
+            no_errors(pg)
+            thumb = pg.get_by_role("slider", name="Stage of training")  # its name: the (collapsed) label
+            fits(pg, "input[aria-label='Sentence']", thumb, ".js-plotly-plot", ".js-plotly-plot .updatemenu-button")
+            main = pg.locator("[data-testid='stMain']")
+            assert "Stage of training · final" in main.inner_text()
+            before = plot_data(pg)
+            thumb.focus()
+            pg.keyboard.press("Home")
+            pg.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"]').innerText"
+                                 ".includes('Stage of training · random start')", timeout=30_000)
+            settle(pg)
+            assert plot_data(pg) != before and "at=random" in pg.url
+            no_errors(pg)
+            pg.screenshot(path=str(SHOTS / "particles_presenter_stages.png"))
+        finally:
+            pg.close()
+
+
 def test_thirty_labels_drawn_without_overlap(server, browser):
     url, _ = server
     long = ("after the long meeting , the tired engineers walked slowly to the small cafe near the old station "
@@ -252,7 +284,7 @@ def test_presenter_mode_and_the_lesson(server, page):
                          ".fontSize)")
     assert size >= 19
     fits(page, "input[aria-label='Sentence']", ".js-plotly-plot", ".js-plotly-plot .updatemenu-button")
-    page.get_by_text("Lesson 1 of 5").wait_for()
+    page.get_by_text("Lesson 1 of 6").wait_for()
     shoot(page, "particles_presenter")
     page.get_by_role("button", name="Next").click()
     page.wait_for_function("() => location.search.includes('lesson=2')", timeout=30_000)

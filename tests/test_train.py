@@ -589,18 +589,18 @@ def test_mask_rate_and_mask_only_reach_the_batches(tiny, tmp_path, monkeypatch):
 
 
 def test_milestones_are_loadable_folders_with_their_figures(tiny, tmp_path):
-    code, run_dir, out = run(tiny, tmp_path, "--steps", "8", "--eval-every", "2", "--keep-every", "4", "--lr", "2e-3")
+    code, run_dir, out = run(tiny, tmp_path, "--steps", "9", "--eval-every", "2", "--keep-every", "4", "--lr", "2e-3")
     assert code == 0
     kept = sorted((run_dir / "milestones").iterdir())
-    assert [k.name for k in kept] == ["step-000004", "step-000008"]
+    assert [k.name for k in kept] == ["step-000004", "step-000008", "step-000009"]  # the final weights as well
     evals = {e["step"]: e for e in rows(run_dir / "metrics.jsonl", "eval")}
     facts = json.loads((out / "training.json").read_text())
     for k in kept:
         meta = json.loads((k / "training.json").read_text())
         assert meta["final"]["loss"] == evals[meta["steps"]]["loss"] and "context_effect" in meta["final"]
-        assert meta["init_sha256"] == facts["init_sha256"] and meta["budget_steps"] == 8
-        in_progress = f"from step {meta['steps']} of 8 steps" in (k / "README.md").read_text()
-        assert in_progress == (meta["steps"] < 8)  # the card says how far it is
+        assert meta["init_sha256"] == facts["init_sha256"] and meta["budget_steps"] == 9
+        in_progress = f"from step {meta['steps']} of 9 steps" in (k / "README.md").read_text()
+        assert in_progress == (meta["steps"] < 9)  # the card says how far it is
         assert rows(k / "metrics.jsonl", "eval")[-1]["step"] == meta["steps"]
     final = macaron.load(kept[-1], device="cpu")
     trained = macaron.load(out, device="cpu")

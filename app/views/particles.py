@@ -94,9 +94,10 @@ def render() -> None:
     # and its slider move them together: one clock, and no server round trip per frame.
     k = 3 if dim == "3D" else 2
     proj, ranges = cache.stage_frame(stages, picked[1], sent, k, normalised, hide_special)
+    line = 50 * (len(stages) > 1)  # on a projector the stage control takes a line above the figure
+    size = dict(height=430 - line, width=(960, 1860), font_size=17) if present else dict(height=480)
     fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode, ranges=ranges,
-                         head=None if head_sel == "mean" else int(head_sel) - 1,
-                         **(dict(height=430, width=(960, 1860), font_size=17) if present else dict(height=480)))
+                         head=None if head_sel == "mean" else int(head_sel) - 1, **size)
     st.plotly_chart(fig, key="p_anim", config=dict(displaylogo=False, toImageButtonOptions=dict(scale=2)), theme=None)
 
     st.segmented_control("Show the states", list(VIEWS), key="p_norm", format_func=VIEWS.get, required=True,

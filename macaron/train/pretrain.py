@@ -676,6 +676,8 @@ class Run:
         for m in self.members:
             if (m.last_eval or {}).get("step") != self.step:
                 self.evaluate(m)
+            if a.keep_every and self.step % a.keep_every:  # the final weights are a milestone too: the one
+                self.keep(m)                                # a finished run publishes
         resume.save(a.run_dir, dist, self.members, self.state_doc())
         if a.checksums:
             Path(a.checksums).mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,66 @@
+"""What the app and README say about the shipped models, checked on the shipped weights themselves.
+
+The guided lesson's sixth step ("What learning changes") and the teacher's notes say: at the plateau
+of its training a shipped mini guesses the same few words whatever the sentence; its final weights
+guess the word of the lesson's sentence. Both are measured here on `pretrained/`, so a re-trained or
+re-published pair that no longer shows it fails instead of leaving the lesson untrue.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+import macaron
+from macaron import learning
+from app import explorer_state as state
+from macaron.analysis import MASK_TOKEN
+
+ROOT = Path(__file__).resolve().parent.parent
+MINIS = ("transformer-mini", "macaron-mini")
+MASKED = [t for t in state.PRESETS.values() if MASK_TOKEN in t]
+
+
+def top(model, text: str, k: int = 5) -> list[str]:
+    """The model's own top-k guesses for the [MASK] of `text`, from its MLM logits."""
+    ids, tokens, _ = model.tokenize(text)
+    with torch.no_grad():
+        logits = model.mlm_logits(ids)[tokens.index(MASK_TOKEN)]
+    return [model.tokenizer.id_to_token(i) for i in logits.topk(k).indices.tolist()]
+
+
+@pytest.mark.parametrize("name", MINIS)
+def test_each_mini_ships_its_stages_and_meets_its_targets(name):
+    stages = macaron.milestones(name)
+    assert [s.name for s in stages] == ["random start", "plateau", "rise", "final"]
+    assert stages[1].context_effect < 0.05 <= stages[2].context_effect  # publish's rule for the plateau
+    assert stages[2].context_effect >= stages[3].context_effect / 2     # ... and for the rise
+    facts = json.loads((ROOT / "pretrained" / name / "training.json").read_text())
+    assert facts["steps"] == facts["budget_steps"]  # the planned schedule ran to its end
+    assert facts["final"]["accuracy"] >= 0.35 and facts["final"]["context_effect"] >= 2.5  # the minis' targets
+    macaron.load(name, device="cpu", at=0)  # the random start rebuilds from its seed (checksum checked)
+
+
+@pytest.mark.parametrize("name", MINIS)
+def test_the_plateau_guesses_the_same_few_words_whatever_the_sentence(name):
+    """The app's [MASK] sentences (four or more): at the plateau their top-5 guesses come from at most 8
+    tokens and all hold "the"; the final weights guess differently for each (at least 15 tokens)."""
+    plateau = macaron.load(name, device="cpu", at=macaron.milestones(name)[1].tokens)
+    final = macaron.load(name, device="cpu")
+    assert plateau.milestone.name == "plateau" and len(MASKED) >= 4
+    guesses = [top(plateau, t) for t in MASKED]
+    assert len(set().union(*guesses)) <= 8 and all("the" in g for g in guesses), guesses
+    guesses = [top(final, t) for t in MASKED]
+    assert len(set().union(*guesses)) >= 15, guesses
+
+
+@pytest.mark.parametrize("name, rank", [("transformer-mini", 1), ("macaron-mini", 2)])
+def test_the_lessons_sentence_is_guessed_by_the_final_weights_only(name, rank):
+    step = next(s for s in state.LESSON if s.title == "What learning changes")
+    text, word = step.view["s"], "school"
+    assert step.view["at"] == "plateau" and word in step.say
+    stages = list(learning.at_stages(name, device="cpu"))
+    assert word in top(stages[-1], text, rank)  # final: among the first `rank` guesses
+    assert all(word not in top(m, text, 5) for m in stages[:-1])  # no earlier stage has it in its top 5
