@@ -399,9 +399,8 @@ LESSON = (
                "attention, ½ FFN) on one layer clock: Play, and watch the rhythm of the sub-steps."),
     LessonStep("What learning changes", "views/particles.py",
                dict(s=PRESETS["school [MASK]"], m="{transformer}", at="plateau", frame="0", norm="1", trail="4"),
-               "At the plateau of its training the model guesses the same few words (the, of, and, punctuation) "
-               "whatever the sentence (its guesses are under the plot). Move the stage of training to rise, then final, and Play each "
-               "time: once it reads the order of the words around the mask, its guess becomes school."),
+               "At the plateau the model guesses the same few words whatever the sentence (see under the plot). "
+               "Move the stage to rise, then final, and Play each time: once it reads word order, it guesses school."),
 )
 
 

@@ -217,33 +217,40 @@ def test_the_first_screen_holds_the_sentence_the_plot_and_play(server, browser, 
 
 
 def test_presenter_first_screen_holds_the_stage_control_and_play(models_dir, browser, tmp_path):
-    """A model shipped with its stages of training, on a projector (1280×720, no sidebar): the stage control
-    sits on one line above the figure, and the sentence, the control, the whole plot and ▶ Play still fit
-    the first screen. Moving the control (the keys a person presses) redraws the figure and names the stage."""
+    """Models shipped with their stages of training, on a projector (1280×720, no sidebar): the stage
+    controls sit on one line above the figure, and the sentence, the controls, the whole plot and ▶ Play
+    still fit the first screen — on Particles, in the lesson's step 6 and on Compare. Moving the control
+    (the keys a person presses) redraws the figure and names the stage."""
     from conftest import add_stages
 
-    staged = add_stages(shutil.copytree(models_dir / "tiny-transformer", tmp_path / "staged"))
+    staged = [add_stages(shutil.copytree(models_dir / name, tmp_path / f"staged-{name}"))
+              for name in ("tiny-transformer", "tiny-macaron")]
     env = {k: v for k, v in os.environ.items() if k != "MACARON_MODELS_DIR"}
-    env["MACARON_MODELS"] = str(staged)
+    env["MACARON_MODELS"] = ",".join(map(str, staged))
+    first = "input[aria-label='Sentence']", ".js-plotly-plot", ".js-plotly-plot .updatemenu-button"
     with app_server(env, tmp_path / "streamlit.log") as (url, _):
         pg = browser.new_page(viewport={"width": 1280, "height": 720})
         try:
-            pg.goto(f"{url}/?present=1")
-            settle(pg)
-            no_errors(pg)
-            thumb = pg.get_by_role("slider", name="Stage of training")  # its name: the (collapsed) label
-            fits(pg, "input[aria-label='Sentence']", thumb, ".js-plotly-plot", ".js-plotly-plot .updatemenu-button")
+            for shot, path, controls in (
+                    ("lesson-6", "/?lesson=6&present=1", ["Stage of training"]),
+                    ("compare", "/compare?present=1", ["Stage of training, model A", "Stage of training, model B"]),
+                    ("particles", "/?present=1", ["Stage of training"])):
+                pg.goto(f"{url}{path}")
+                settle(pg)
+                no_errors(pg)
+                thumbs = [pg.get_by_role("slider", name=c) for c in controls]  # name: the hidden label
+                fits(pg, *first, *thumbs)
+                pg.screenshot(path=str(SHOTS / f"presenter_stages_{shot}.png"))
             main = pg.locator("[data-testid='stMain']")
             assert "Stage of training · final" in main.inner_text()
             before = plot_data(pg)
-            thumb.focus()
+            thumbs[0].focus()
             pg.keyboard.press("Home")
             pg.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"]').innerText"
                                  ".includes('Stage of training · random start')", timeout=30_000)
             settle(pg)
             assert plot_data(pg) != before and "at=random" in pg.url
             no_errors(pg)
-            pg.screenshot(path=str(SHOTS / "particles_presenter_stages.png"))
         finally:
             pg.close()
 

@@ -34,9 +34,11 @@ def render() -> None:
                 picks.append(state.model_picker(label, key, param, default, names))
         url = dict(mode=mode, s=text, a=state.url_model(picks[0], names), b=state.url_model(picks[1], names))
         stages = [cache.stages(p[1]) if p else [] for p in picks]
+        slots = st.columns(2) if present else (st.container(), st.container())  # a projector: one line for both
         for i, (side, param) in enumerate((("A", "at_a"), ("B", "at_b"))):  # one model at two stages, if you like
-            (picks[i],), url[param] = state.stage_picker(f"c_stage_{param}", param, [picks[i]], [stages[i]],
-                                                         title=f"Stage of training, model {side}")
+            with slots[i]:
+                (picks[i],), url[param] = state.stage_picker(f"c_stage_{param}", param, [picks[i]], [stages[i]],
+                                                             title=f"Stage of training, model {side}")
         texts = [text, text]
     else:
         state.init_widget("c_sa", "s1", state.PRESETS["bank (river)"])
@@ -105,7 +107,8 @@ def render() -> None:
     grid = [float(t) for t in analysis.time_grid(ta, tb)]
     state.init_widget("c_time", "t", 0.0, parse=float, valid=lambda v: any(abs(v - g) < 1e-6 for g in grid))
     t0 = min(grid, key=lambda g: abs(g - st.session_state["c_time"]))
-    size = dict(height=430, width=(960, 1860), font_size=17) if present else dict(height=480)
+    line = 60 * any(len(s) > 1 for s in stages) if mode == "models" else 0  # the stage controls' line
+    size = dict(height=430 - line, width=(960, 1860), font_size=17) if present else dict(height=480)
     if view == "overlay":
         aligned = cache.procrustes(picks[0][1], picks[1][1], texts[0], normalised, hide)
         fig = plot.overlay(aligned, ta, tb, names_ab, start_time=t0, labels=labels, **size)

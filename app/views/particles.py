@@ -94,7 +94,7 @@ def render() -> None:
     # and its slider move them together: one clock, and no server round trip per frame.
     k = 3 if dim == "3D" else 2
     proj, ranges = cache.stage_frame(stages, picked[1], sent, k, normalised, hide_special)
-    line = 50 * (len(stages) > 1)  # on a projector the stage control takes a line above the figure
+    line = 60 * (len(stages) > 1)  # on a projector the stage control takes a line above the figure
     size = dict(height=430 - line, width=(960, 1860), font_size=17) if present else dict(height=480)
     fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode, ranges=ranges,
                          head=None if head_sel == "mean" else int(head_sel) - 1, **size)
