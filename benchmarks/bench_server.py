@@ -209,6 +209,9 @@ async def browser_session(browser, url: str, word: str, first_word: str, ready: 
         out["errors"] = [await e.inner_text() for e in await page.locator(ERRORS).all()]
     except Exception as e:  # a session that failed is reported, and the others go on
         out["failed"] = f"{type(e).__name__}: {e}"[:300]
+        with contextlib.suppress(Exception):  # what the person would have seen, for whoever reads the failure
+            (ROOT / "screenshots").mkdir(exist_ok=True)
+            await page.screenshot(path=str(ROOT / "screenshots" / f"bench-server-failed-{word}.png"), full_page=True)
         if "open" not in out:
             await ready.abort()  # the others must not wait for this one
     finally:
@@ -310,6 +313,9 @@ async def client_session(url: str, word: str, first_word: str, ready: asyncio.Ba
             out["errors"] = c.errors
     except Exception as e:  # reported, and the others go on
         out["failed"] = f"{type(e).__name__}: {e}"[:300]
+        with contextlib.suppress(Exception):  # what the person would have seen, for whoever reads the failure
+            (ROOT / "screenshots").mkdir(exist_ok=True)
+            await page.screenshot(path=str(ROOT / "screenshots" / f"bench-server-failed-{word}.png"), full_page=True)
         if "open" not in out:
             await ready.abort()
     return out

@@ -439,6 +439,35 @@ def test_heavy_work_gives_its_turn_back_and_runs_one_at_a_time():
     assert free_turns() == all_turns and not heavy_taken()
 
 
+def test_a_rerun_that_interrupts_the_wait_for_a_turn_gives_the_turn_back(monkeypatch):
+    """A page that waited for its turn under a spinner and is interrupted as the spinner ends (a rerun: the
+    visitor moved a control meanwhile) must not keep the turn: leaked turns leave every later page
+    waiting for ever (seen with 30 sessions moving the stage control)."""
+    import contextlib
+
+    import explorer_cache as cache
+
+    class Rerun(Exception):
+        pass
+
+    @contextlib.contextmanager
+    def interrupted_spinner(text):
+        yield
+        raise Rerun  # Streamlit raises its rerun exception at the next st call: here, the spinner's end
+
+    all_turns = free_turns()
+    monkeypatch.setattr(cache.st, "spinner", interrupted_spinner)
+    taken = [cache.TURNS.acquire(blocking=False) for _ in range(all_turns)]  # the others hold every turn
+    import threading
+    threading.Timer(0.2, cache.TURNS.release).start()  # one of them finishes
+    with pytest.raises(Rerun):
+        with cache.turn():
+            pass
+    for _ in taken[1:]:
+        cache.TURNS.release()
+    assert free_turns() == all_turns
+
+
 def test_pages_run_while_another_session_computes_for_minutes():
     import explorer_cache as cache
 
