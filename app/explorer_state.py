@@ -296,6 +296,14 @@ def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str,
     return out, (chosen if chosen != options[-1] else None)
 
 
+def figure_size(stage_line: bool) -> dict:
+    """The animation's size: on a projector (presenter mode) wide, large type, and 60 px shorter where a
+    stage-of-training control takes a line above it, so ▶ Play stays on the first screen."""
+    if not presenting():
+        return dict(height=480)
+    return dict(height=430 - 60 * stage_line, width=(960, 1860), font_size=17)
+
+
 def model_pair(labels: tuple[str, str], keys: tuple[str, str], names: list[str], defaults: tuple) -> tuple:
     """Two model pickers side by side (URL parameters a and b)."""
     picks = []

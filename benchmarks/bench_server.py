@@ -313,9 +313,6 @@ async def client_session(url: str, word: str, first_word: str, ready: asyncio.Ba
             out["errors"] = c.errors
     except Exception as e:  # reported, and the others go on
         out["failed"] = f"{type(e).__name__}: {e}"[:300]
-        with contextlib.suppress(Exception):  # what the person would have seen, for whoever reads the failure
-            (ROOT / "screenshots").mkdir(exist_ok=True)
-            await page.screenshot(path=str(ROOT / "screenshots" / f"bench-server-failed-{word}.png"), full_page=True)
         if "open" not in out:
             await ready.abort()
     return out

@@ -107,8 +107,7 @@ def render() -> None:
     grid = [float(t) for t in analysis.time_grid(ta, tb)]
     state.init_widget("c_time", "t", 0.0, parse=float, valid=lambda v: any(abs(v - g) < 1e-6 for g in grid))
     t0 = min(grid, key=lambda g: abs(g - st.session_state["c_time"]))
-    line = 60 * any(len(s) > 1 for s in stages) if mode == "models" else 0  # the stage controls' line
-    size = dict(height=430 - line, width=(960, 1860), font_size=17) if present else dict(height=480)
+    size = state.figure_size(mode == "models" and any(len(s) > 1 for s in stages))
     if view == "overlay":
         aligned = cache.procrustes(picks[0][1], picks[1][1], texts[0], normalised, hide)
         fig = plot.overlay(aligned, ta, tb, names_ab, start_time=t0, labels=labels, **size)

@@ -20,7 +20,6 @@ state.header("Particles: one sentence, one model",
 
 def render() -> None:
     names, default_model, _ = state.models_on_offer()
-    present = state.presenting()
 
     # ---- inputs: the sentence row, then the view in the sidebar ----------------------------------
     text, (c3,) = state.sentence_input("p_text", "p_preset", (5, 2, 3),
@@ -94,10 +93,8 @@ def render() -> None:
     # and its slider move them together: one clock, and no server round trip per frame.
     k = 3 if dim == "3D" else 2
     proj, ranges = cache.stage_frame(stages, picked[1], sent, k, normalised, hide_special)
-    line = 60 * (len(stages) > 1)  # on a projector the stage control takes a line above the figure
-    size = dict(height=430 - line, width=(960, 1860), font_size=17) if present else dict(height=480)
     fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode, ranges=ranges,
-                         head=None if head_sel == "mean" else int(head_sel) - 1, **size)
+                         head=None if head_sel == "mean" else int(head_sel) - 1, **state.figure_size(len(stages) > 1))
     st.plotly_chart(fig, key="p_anim", config=dict(displaylogo=False, toImageButtonOptions=dict(scale=2)), theme=None)
 
     st.segmented_control("Show the states", list(VIEWS), key="p_norm", format_func=VIEWS.get, required=True,
