@@ -41,7 +41,8 @@ def layer_report(path: str, text: str) -> dict:
         report = {"step_ratio": bridge.step_ratio(traj), "curves": curves,
                   "limit": {k: bridge.commutator_limit(v) for k, v in curves.items()},
                   "spread": {view: bridge.spread_change(traj, normalised=view == "normalised")
-                             for view in ("raw", "normalised")}, "tie": None}
+                             for view in ("raw", "normalised")}, "tie": None,
+                  "norm": bridge.norm_move(model, traj)[0] if model.config.norm == "post" else None}
         if sum(s.kind == "convection" for s in model.config.substeps) == 2:
             report["tie"] = bridge.half_ffn_tie(model, traj)
     return report

@@ -15,7 +15,15 @@ On the states a sentence actually visits, measured per layer:
   Jacobians behind a LayerNorm) makes it dimensionless: 0 when the maps commute, of order 1 for
   unrelated maps. Attention∘FFN is shown beside a control of two maps that both act on each particle
   alone (Macaron: its two half-FFNs; Transformer: its FFN and the next layer's): if the control is as
-  large, the number does not single out the interaction between particles.
+  large, the number does not single out the interaction between particles. A sub-flow here is the
+  move x + s·h_K·K(x), as the network computes it: pre-LN that is the whole sub-step; post-LN the
+  LayerNorm after it is left out, since LN(x) ≠ x and with it the sub-step would not tend to the
+  identity as s → 0 (no limit would exist). What that norm does is `norm_move`.
+- `norm_move` (post-LN only): ‖LN_k(x) − x‖ / ‖x‖ at the state entering each sub-step, the norm's
+  own move, which does not shrink with the step. A post-LN sub-step x ← LN(x + h·K(x)) is a
+  consistent step of an ODE (an Euler move, then a projection back onto the states it came from)
+  only where this is small next to the move ‖h·K(x)‖ / ‖x‖; with LN's learned gain and bias
+  different in every sub-step it need not be.
 - `half_ffn_tie`: Macaron's two half-FFNs evaluated at the same state: ‖G₂(x) − G₁(x)‖/‖G₁(x)‖ and
   their cosine. 0 and 1 would be one operator (the tied Strang step).
 - `spread_change`: how each sub-step changes the spread of the particles (RMS distance to their
@@ -73,8 +81,8 @@ def commutators(model, trajectory, scales=SCALES) -> dict[str, np.ndarray]:
             A, B = m.layers[la], m.layers[lb]
             pa, pb = positions[la], positions[lb]
 
-            def run(layer, k, y, s, pos):  # sub-step k at s times its fraction
-                return layer.substep(k, y, position=pos, fraction=s * layer.scheme[k].fraction)[0]
+            def run(layer, k, y, s, pos):  # sub-step k's move at s times its fraction
+                return y + s * layer.scheme[k].fraction * layer.velocity(k, y, position=pos)[0]
 
             move_a = (run(A, a, x, 1.0, pa) - x).norm(dim=-1)
             move_b = (run(B, b, x, 1.0, pb) - x).norm(dim=-1)
@@ -109,6 +117,29 @@ def step_ratio(trajectory) -> np.ndarray:
     return (np.linalg.norm(np.diff(x, axis=0), axis=-1) / np.linalg.norm(x[:-1], axis=-1).clip(1e-30)).mean(-1)
 
 
+@torch.no_grad()
+def norm_move(model, trajectory) -> tuple[np.ndarray, np.ndarray]:
+    """Post-LN: ([n_layers] norm's own move ‖LN_k(x) − x‖/‖x‖, [n_layers] the move ‖h_k·K(x)‖/‖x‖),
+    each the mean over the layer's sub-steps and the tokens, at the state x entering sub-step k."""
+    if model.config.norm != "post":
+        raise ValueError("a pre-LN model has no LayerNorm on its residual stream")
+    states = torch.as_tensor(trajectory.states, dtype=next(model.parameters()).dtype, device=model.device)
+    positions = model.block_positions(states.shape[1])
+    norm, move, i = [], [], 0
+    for layer, pos in zip(model.layers, positions):
+        by_step = []
+        for k, sub in enumerate(layer.scheme):
+            x = states[i][None]
+            size = x.norm(dim=-1).clamp_min(1e-30)
+            v = layer.velocity(k, x, position=pos)[0]
+            by_step.append((((layer.norms[k](x) - x).norm(dim=-1) / size).mean().item(),
+                            ((sub.fraction * v).norm(dim=-1) / size).mean().item()))
+            i += 1
+        norm.append(np.mean([a for a, _ in by_step]))
+        move.append(np.mean([b for _, b in by_step]))
+    return np.array(norm), np.array(move)
+
+
 @dataclass
 class Tie:
     relative_difference: np.ndarray  # [n_layers]: mean ‖G₂(x) − G₁(x)‖ / ‖G₁(x)‖
@@ -117,8 +148,8 @@ class Tie:
 
 @torch.no_grad()
 def half_ffn_tie(model, trajectory) -> Tie:
-    """Macaron's two half-FFNs at the same state (the one entering the layer), each through its own
-    LayerNorm as in the network."""
+    """Macaron's two half-FFNs at the same state (the one entering the layer), as the network
+    evaluates them (pre-LN: each through its own LayerNorm)."""
     states = torch.as_tensor(trajectory.states, dtype=next(model.parameters()).dtype, device=model.device)
     rel, cos = [], []
     for layer, start in zip(model.layers, trajectory.layer_boundaries()[:-1]):
@@ -159,10 +190,12 @@ def spread_change(trajectory, normalised: bool = False) -> dict[str, np.ndarray]
 def summary(model, trajectories) -> dict:
     """Medians over sentences, per layer: step ratio, κ limits (each pair), the half-FFN tie; and per
     kind of sub-step and view, the share of sub-steps that contract the particles."""
-    steps, kappas, ties, spreads = [], {}, [], {}
+    steps, kappas, ties, spreads, norms = [], {}, [], {}, []
     model = _double(model)  # once for every sentence
     for traj in trajectories:
         steps.append(step_ratio(traj))
+        if model.config.norm == "post":
+            norms.append(norm_move(model, traj))
         for pair, curves in commutators(model, traj).items():
             kappas.setdefault(pair, []).append(commutator_limit(curves))
         if sum(s.kind == CONVECTION for s in model.config.substeps) == 2:
@@ -173,6 +206,8 @@ def summary(model, trajectories) -> dict:
     out = {"sentences": len(steps), "step_ratio": np.median(steps, axis=0),
            "kappa": {pair: np.median(v, axis=0) for pair, v in kappas.items()},
            "contract": {f"{view} {kind}": float(np.mean(np.array(c) < 0)) for (view, kind), c in spreads.items()}}
+    if norms:
+        out["norm_move"], out["move"] = np.median(np.array(norms), axis=0)
     if ties:
         out["tie_cosine"] = np.median([t.cosine for t in ties], axis=0)
         out["tie_difference"] = np.median([t.relative_difference for t in ties], axis=0)
@@ -198,6 +233,9 @@ def main(argv=None) -> int:
         fmt = lambda a: " ".join(f"{x:.3g}" for x in a)  # noqa: E731
         print(f"{model.config.name} ({model.config.scheme}), median over {s['sentences']} sentences, per layer:")
         print(f"  step / state      {fmt(s['step_ratio'])}")
+        if "norm_move" in s:
+            print(f"  norm's own move   {fmt(s['norm_move'])}   (‖LN(x) − x‖/‖x‖, mean over the layer's sub-steps)")
+            print(f"  move h·op / state {fmt(s['move'])}")
         for pair, k in s["kappa"].items():
             print(f"  κ {pair:<20} {fmt(k)}")
         if "tie_cosine" in s:

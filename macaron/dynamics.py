@@ -356,8 +356,9 @@ def measure_set(model, texts: Sequence[str], *, program=None, max_tokens: int | 
 
 
 # ---- ODE experiments on a trained model's own operators --------------------------------------
-# A program is ((layer index, plan), ...) and a plan ((sub-step index, fraction h), ...): which of a
-# layer's operators run, in which order, for which fraction of the step (macaron.model.Layer).
+# A program is ((layer index, plan), ...) and a plan ((sub-step index, fraction h, Euler moves n), ...):
+# which of a layer's operators run, in which order, for which fraction of the step, in how many moves
+# (macaron.model.Layer).
 @dataclass(frozen=True)
 class Experiment:
     name: str
@@ -386,7 +387,7 @@ def as_scheme(model, scheme: str) -> tuple:
             if not own:
                 raise ValueError(f"layer {l + 1} has no {sub.kind} sub-step to run as {scheme!r}")
             total = sum(h for _, h in own)
-            plan += [(k, sub.fraction * h / total) for k, h in own]
+            plan += [(k, sub.fraction * h / total, 1) for k, h in own]
         program.append((l, tuple(plan)))
     return tuple(program)
 
@@ -399,9 +400,9 @@ def reversed_order(model) -> tuple:
 
 
 def refined(program: tuple, n: int = 2) -> tuple:
-    """Each sub-step as n steps of an n-th of its fraction: x ← x + (h/n)·op(LN(x)), n times (pre-LN;
-    post-LN normalises after each of them)."""
-    return tuple((l, tuple((k, h / n) for k, h in plan for _ in range(n))) for l, plan in program)
+    """Each sub-step in n Euler moves of an n-th of its fraction: x ← x + (h/n)·op(LN(x)), n times
+    (pre-LN); post-LN moves n times by (h/n)·op(x) and then normalises once (macaron.model.Layer)."""
+    return tuple((l, tuple((k, h, m * n) for k, h, m in plan)) for l, plan in program)
 
 
 def extended(model, k: int) -> tuple:
@@ -428,7 +429,7 @@ def standard_experiments(model, refine: Sequence[int] = (2, 4), extend: Sequence
     changes = [(f"as {s.title}", "order", as_scheme(model, name)) for name, s in SCHEMES.items()
                if all(sub.kind != FULL for sub in s.substeps)]
     changes += [("sub-steps reversed", "order", reversed_order(model))]
-    changes += [(f"each sub-step as {n} steps of h/{n}", "refine", refined(own, n)) for n in refine]
+    changes += [(f"each sub-step in {n} Euler moves of h/{n}", "refine", refined(own, n)) for n in refine]
     for name, kind, program in changes:
         add(name, kind, program)
         if len(own) > 1:

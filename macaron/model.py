@@ -45,9 +45,9 @@ class Layer(nn.Module):
     pre-LN:  x ← x + h·op(LN(x))      (the displacement is exactly h times the operator)
     post-LN: x ← LN(x + h·op(x))      (BERT; the norm projects the particle back after the move)
 
-    A *plan* says which sub-steps run, in which order, for which fraction h: ((k, h), ...). The
-    layer's own plan walks its scheme; other plans run the same operators as another scheme, or
-    with smaller steps (macaron.dynamics' ODE experiments).
+    A *plan* says which sub-steps run, in which order, for which fraction h, in how many Euler moves
+    n: ((k, h, n), ...). The layer's own plan walks its scheme with n = 1; other plans run the same
+    operators as another scheme, or with smaller moves (macaron.dynamics' ODE experiments).
     """
 
     def __init__(self, cfg: ModelConfig):
@@ -58,8 +58,8 @@ class Layer(nn.Module):
         self.drop = nn.Dropout(cfg.dropout)
 
     @property
-    def plan(self) -> tuple[tuple[int, float], ...]:
-        return tuple((k, s.fraction) for k, s in enumerate(self.scheme))
+    def plan(self) -> tuple[tuple[int, float, int], ...]:
+        return tuple((k, s.fraction, 1) for k, s in enumerate(self.scheme))
 
     def velocity(self, k: int, x, keep=None, position=None, need_weights=False):
         """The operator of sub-step k evaluated at state x: (v [B, T, d], mixing or None)."""
@@ -68,16 +68,20 @@ class Layer(nn.Module):
             return self.ops[k](inp), None
         return self.ops[k](inp, keep, position, need_weights)
 
-    def substep(self, k: int, x, keep=None, position=None, need_weights=False, fraction: float | None = None):
-        """Advance x by sub-step k for `fraction` of the step (default: its fraction in the scheme)."""
-        h = self.scheme[k].fraction if fraction is None else fraction
-        v, weights = self.velocity(k, x, keep, position, need_weights)
-        x = x + h * self.drop(v)
+    def substep(self, k: int, x, keep=None, position=None, need_weights=False, fraction: float | None = None,
+                moves: int = 1):
+        """Advance x by sub-step k for `fraction` of the step (default: its fraction in the scheme), in
+        `moves` Euler moves of fraction/moves each. Post-LN normalises once, after the last move: the
+        norm is a projection, not part of the sub-flow that finer moves resolve."""
+        h = (self.scheme[k].fraction if fraction is None else fraction) / moves
+        for _ in range(moves):
+            v, weights = self.velocity(k, x, keep, position, need_weights)
+            x = x + h * self.drop(v)
         return (self.norms[k](x) if self.post_norm else x), weights
 
     def forward(self, x, keep=None, position=None, record=None, plan=None):
-        for k, h in plan or self.plan:
-            x, weights = self.substep(k, x, keep, position, record is not None, h)
+        for k, h, n in plan or self.plan:
+            x, weights = self.substep(k, x, keep, position, record is not None, h, n)
             if record is not None:
                 record.append((x, weights))
         return x
@@ -132,9 +136,9 @@ class Encoder(nn.Module):
             return self.floater(T)
         return [None] * len(self.layers)
 
-    def program(self) -> tuple[tuple[int, tuple[tuple[int, float], ...]], ...]:
+    def program(self) -> tuple[tuple[int, tuple[tuple[int, float, int], ...]], ...]:
         """The model's own computation as data: ((layer index, plan), ...), every layer in turn
-        walking its scheme (a plan is ((sub-step index, fraction), ...), see Layer)."""
+        walking its scheme (a plan is ((sub-step index, fraction, Euler moves), ...), see Layer)."""
         return tuple((l, layer.plan) for l, layer in enumerate(self.layers))
 
     def forward(self, ids, keep=None, record=None, program=None):
@@ -270,10 +274,11 @@ class Encoder(nn.Module):
         layer continues the time after the last one."""
         steps = []
         for p, (l, plan) in enumerate(self.program() if program is None else program):
-            subs = [Sub(self.layers[l].scheme[k].kind, h) for k, h in plan]
+            subs = [Sub(self.layers[l].scheme[k].kind, h) for k, h, _ in plan]
             again = "" if l == p else f" · layer {l + 1}'s operators"
-            steps += [Step(layer=p, kind=s.kind, fraction=s.fraction, time=p + t, label=substep_label(p, s) + again)
-                      for s, t in zip(subs, substep_times(subs))]
+            steps += [Step(layer=p, kind=s.kind, fraction=s.fraction, time=p + t,
+                           label=substep_label(p, s) + (f" in {n} Euler moves" if n > 1 else "") + again)
+                      for s, t, (_, _, n) in zip(subs, substep_times(subs), plan)]
         return steps
 
     def _meta(self, program=None) -> dict:
@@ -281,7 +286,7 @@ class Encoder(nn.Module):
         meta = dict(model=c.name, scheme=c.scheme, norm=c.norm, attention=c.attention, position=c.position,
                     d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads, device=str(self.device))
         if program is not None:
-            meta["program"] = [[l, [[k, h] for k, h in plan]] for l, plan in program]
+            meta["program"] = [[l, [list(entry) for entry in plan]] for l, plan in program]
         return meta
 
     # ---- helpers ---------------------------------------------------------------------

@@ -44,7 +44,7 @@ def tiny_tokenizer():
     return tok
 
 
-def make_tiny_models(folder: Path, tok, d_model: int = 32, n_layers: int = 2) -> Path:
+def make_tiny_models(folder: Path, tok, d_model: int = 32, n_layers: int = 2, norm: str = "pre") -> Path:
     """transformer-mini and macaron-mini lookalikes (random weights) in `folder`."""
     import torch
 
@@ -54,7 +54,7 @@ def make_tiny_models(folder: Path, tok, d_model: int = 32, n_layers: int = 2) ->
     for scheme in ("transformer", "macaron"):
         torch.manual_seed(0)
         cfg = ModelConfig(scheme=scheme, d_model=d_model, n_layers=n_layers, n_heads=4, ffn_total=4 * d_model,
-                          vocab_size=tok.get_vocab_size(), max_len=128, dropout=0.0, name=f"tiny-{scheme}")
+                          vocab_size=tok.get_vocab_size(), max_len=128, dropout=0.0, name=f"tiny-{scheme}", norm=norm)
         macaron.build(cfg, tok).save(folder / f"tiny-{scheme}")
     return folder
 

@@ -19,11 +19,13 @@ def tiny(scheme="macaron", **kw):
 IDS = [2, 8, 9, 10, 11, 12, 3]
 
 
-@pytest.mark.parametrize("scheme", ["macaron", "transformer"])
-def test_commutator_limit_is_the_lie_bracket_computed_by_autodiff(scheme):
+@pytest.mark.parametrize("scheme,norm", [("macaron", "pre"), ("transformer", "pre"), ("macaron", "post"),
+                                         ("transformer", "post")])
+def test_commutator_limit_is_the_lie_bracket_computed_by_autodiff(scheme, norm):
     """κ's small-step limit, from compositions of finite sub-steps, against B'(x)A(x) − A'(x)B(x)
-    computed with forward-mode autodiff (torch.func.jvp): two independent roads to the same number."""
-    model = tiny(scheme).double()
+    computed with forward-mode autodiff (torch.func.jvp): two independent roads to the same number.
+    Post-LN: the bracket of the moves' fields (the norm after each move has no small-step limit)."""
+    model = tiny(scheme, norm=norm).double()
     traj = model.trace(IDS)
     curves = bridge.commutators(model, traj)
     limit = bridge.commutator_limit(curves["attention∘FFN"])
@@ -53,6 +55,38 @@ def test_a_field_that_does_not_move_commutes_and_two_ffns_do_not():
     assert set(curves) == {"attention∘FFN", "FFN∘FFN (control)"}
     assert np.allclose(curves["attention∘FFN"], 0.0)
     assert curves["FFN∘FFN (control)"].min() > 0.05  # two different FFNs do not commute
+
+
+def test_norm_move_recomputed_with_numpy():
+    """‖LN_k(x) − x‖/‖x‖ and ‖h·K(x)‖/‖x‖ at the state entering each sub-step, from the trace and the
+    norms' weights by hand; a pre-LN model is refused (its stream has no norm)."""
+    model = tiny("macaron", norm="post")
+    with torch.no_grad():  # gains and biases away from 1 and 0, as training leaves them
+        for layer in model.layers:
+            for norm in layer.norms:
+                norm.weight.uniform_(0.5, 1.5)
+                norm.bias.normal_(0, 0.3)
+    traj = model.trace(IDS)
+    got_norm, got_move = bridge.norm_move(model, traj)
+    x = np.asarray(traj.states, dtype=np.float64)
+    i, want_norm, want_move = 0, [], []
+    for layer in model.layers:
+        n_row, m_row = [], []
+        for k, sub in enumerate(layer.scheme):
+            y, ln = x[i], layer.norms[k]
+            std = (y - y.mean(-1, keepdims=True)) / np.sqrt(y.var(-1, keepdims=True) + ln.eps)
+            out = std * ln.weight.detach().numpy() + ln.bias.detach().numpy()
+            n_row.append((np.linalg.norm(out - y, axis=-1) / np.linalg.norm(y, axis=-1)).mean())
+            v = layer.velocity(k, torch.as_tensor(y[None], dtype=torch.float32))[0][0].detach().numpy()
+            m_row.append((np.linalg.norm(sub.fraction * v, axis=-1) / np.linalg.norm(y, axis=-1)).mean())
+            i += 1
+        want_norm.append(np.mean(n_row))
+        want_move.append(np.mean(m_row))
+    assert np.allclose(got_norm, want_norm, rtol=1e-4) and min(want_norm) > 0.05
+    assert np.allclose(got_move, want_move, rtol=1e-4)
+    with pytest.raises(ValueError, match="pre-LN"):
+        bridge.norm_move(tiny("macaron"), tiny("macaron").trace(IDS))
+    assert "norm_move" in bridge.summary(model, [traj]) and "norm_move" not in bridge.summary(tiny(), [traj])
 
 
 def test_step_ratio_by_hand():

@@ -195,13 +195,14 @@ def test_measure_set_is_the_aggregate_of_single_measures(tokenizer):
 
 def test_programs_of_the_schemes():
     t, m = tiny("transformer"), tiny("macaron")  # Transformer: F = 0, G = 1; Macaron: ½G₁ = 0, F = 1, ½G₂ = 2
-    assert t.program() == tuple((l, ((0, 1.0), (1, 1.0))) for l in range(3))
+    assert t.program() == tuple((l, ((0, 1.0, 1), (1, 1.0, 1))) for l in range(3))
     assert D.as_scheme(t, "lie-trotter") == t.program()                        # its own order
-    assert D.as_scheme(t, "strang")[0] == (0, ((1, 0.5), (0, 1.0), (1, 0.5)))   # the same FFN twice, for ½
-    assert D.as_scheme(t, "lie-trotter-gf")[0] == (0, ((1, 1.0), (0, 1.0))) == D.reversed_order(t)[0]
-    assert D.as_scheme(m, "lie-trotter")[0] == (0, ((1, 1.0), (0, 0.5), (2, 0.5)))  # both half FFNs, in a row
-    assert D.reversed_order(m)[0] == (0, ((2, 0.5), (1, 1.0), (0, 0.5)))
-    assert D.refined(t.program(), 2)[0] == (0, ((0, 0.5), (0, 0.5), (1, 0.5), (1, 0.5)))
+    assert D.as_scheme(t, "strang")[0] == (0, ((1, 0.5, 1), (0, 1.0, 1), (1, 0.5, 1)))   # the same FFN twice, for ½
+    assert D.as_scheme(t, "lie-trotter-gf")[0] == (0, ((1, 1.0, 1), (0, 1.0, 1))) == D.reversed_order(t)[0]
+    assert D.as_scheme(m, "lie-trotter")[0] == (0, ((1, 1.0, 1), (0, 0.5, 1), (2, 0.5, 1)))  # both half FFNs, in a row
+    assert D.reversed_order(m)[0] == (0, ((2, 0.5, 1), (1, 1.0, 1), (0, 0.5, 1)))
+    assert D.refined(t.program(), 2)[0] == (0, ((0, 1.0, 2), (1, 1.0, 2)))
+    assert D.refined(D.refined(t.program(), 2), 2) == D.refined(t.program(), 4)
     assert D.extended(t, 0) == t.program() and D.extended(t, 2)[-2:] == (t.program()[-1],) * 2
     with pytest.raises(ValueError, match="no order"):
         D.as_scheme(tiny("unsplit"), "strang")
@@ -248,13 +249,51 @@ def test_refining_linear_operators_gives_the_product_of_smaller_euler_steps():
         assert torch.allclose(y, expected, atol=1e-5), n
 
 
+def test_post_ln_refinement_moves_n_times_then_normalises_once():
+    """Post-LN, linear operators: each sub-step in n moves is LN(x(I + hA/n)ⁿ), recomputed with
+    torch's functional layer_norm and the norms' own weights, not LN after every move."""
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+    class Linear(nn.Module):
+        def __init__(self, m, diffusion):
+            super().__init__()
+            self.m, self.diffusion = m, diffusion
+
+        def forward(self, x, *rest):
+            y = x @ self.m
+            return (y, None) if self.diffusion else y
+
+    model = tiny("transformer", n_layers=1, d_model=8, n_heads=2, ffn_total=16, norm="post")
+    g = torch.Generator().manual_seed(0)
+    A, B = (0.3 * torch.randn(8, 8, generator=g) for _ in range(2))
+    layer = model.layers[0]
+    layer.ops = nn.ModuleList([Linear(A, True), Linear(B, False)])
+    with torch.no_grad():
+        for norm in layer.norms:
+            norm.weight.uniform_(0.5, 1.5, generator=g)
+            norm.bias.normal_(0, 0.3, generator=g)
+    ids = [2, 11, 12, 13, 3]
+    x = model.embed(torch.tensor([ids]))[0].detach()
+    I = torch.eye(8)
+    ln = [lambda y, n=n: F.layer_norm(y, (8,), n.weight, n.bias, n.eps) for n in layer.norms]
+    outputs = []
+    for n in (1, 2, 4):
+        y = model.encode(ids, program=D.refined(model.program(), n)).detach()
+        expected = ln[1](ln[0](x @ torch.linalg.matrix_power(I + A / n, n)) @ torch.linalg.matrix_power(I + B / n, n))
+        assert torch.allclose(y, expected, atol=1e-5), n
+        outputs.append(y)
+    assert not torch.allclose(outputs[0], outputs[1], atol=1e-3)  # the moves did change
+
+
 def test_traced_program_labels_and_clock():
     model = tiny("transformer", n_layers=2)
     traj = model.trace([2, 5, 6, 3], program=D.refined(D.extended(model, 1), 2))
-    assert len(traj.steps) == 3 * 4 and np.allclose(traj.times[-1], 3.0)
-    assert traj.steps[1].label == "layer 1 · ½ diffusion (attention)" and traj.steps[1].time == 0.5
-    assert traj.steps[-1].label == "layer 3 · ½ convection (FFN) · layer 2's operators"
-    assert traj.meta["program"][-1] == [1, [[0, 0.5], [0, 0.5], [1, 0.5], [1, 0.5]]]
+    assert len(traj.steps) == 3 * 2 and np.allclose(traj.times[-1], 3.0)
+    assert traj.steps[0].label == "layer 1 · diffusion (attention) in 2 Euler moves" and traj.steps[0].time == 0.5
+    assert traj.steps[-1].label == "layer 3 · convection (FFN) in 2 Euler moves · layer 2's operators"
+    assert traj.meta["program"][-1] == [1, [[0, 1.0, 2], [1, 1.0, 2]]]
 
 
 def test_standard_experiments_and_their_results(tokenizer):

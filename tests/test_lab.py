@@ -7,6 +7,7 @@ presets, model pickers) and no models.
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -340,6 +341,21 @@ def test_network_section_widgets(lab, monkeypatch):
     assert _charts(lab) == TOY + 3  # the Transformer's bars still show; no tie without a Macaron model
     lab.selectbox(key="l_b").set_value("tiny-macaron").run()
     _clean(lab)
+
+
+def test_post_ln_models_show_their_norms_own_move(tokenizer, tmp_path, monkeypatch):
+    """Post-LN (as the shipped minis): 3a adds each model's LayerNorms' own move, hatched, and says why;
+    3b says that κ leaves the norm out. Pre-LN models (the other tests) show neither."""
+    from conftest import make_tiny_models
+
+    monkeypatch.setenv("MACARON_MODELS_DIR", str(make_tiny_models(tmp_path, tokenizer, norm="post")))
+    at = _lab()
+    _clean(at)
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    bars = [t for spec in specs for t in spec["data"] if "LayerNorms' own move" in t.get("name", "")]
+    assert len(bars) == 2 and all(b["marker"]["pattern"]["shape"] == "/" and min(b["y"]) > 0 for b in bars)
+    said = " ".join(c.value for c in at.caption)
+    assert "does not shrink with the step" in said and "without the LayerNorm after it" in said
 
 
 def test_no_models_still_runs_the_toy_lab(app_env, tmp_path, monkeypatch):

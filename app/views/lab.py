@@ -358,11 +358,20 @@ def section_networks() -> dict:
 
     st.subheader("3a · Is the step small?")
     steps = [(f"{name}: ‖Δx‖ / ‖x‖", r["step_ratio"], colors[slot]) for slot, name, _, r in measured]
-    st.plotly_chart(plot.layer_bars(steps, "step length ÷ state norm", log=True, line=(1.0, "step = state")),
+    steps += [(f"{name}: its LayerNorms' own move", r["norm"], colors[slot], "/")
+              for slot, name, _, r in measured if r["norm"] is not None]
+    st.plotly_chart(plot.layer_bars(steps, "length ÷ state norm", log=True, line=(1.0, "step = state")),
                     key="l_stepratio", **CHART)
+    big = [f"{name} (layer {', '.join(str(i + 1) for i in np.flatnonzero(r['step_ratio'] > 1))})"
+           for _, name, _, r in measured if (r["step_ratio"] > 1).any()]
     state.explain("How far each layer moves a token, relative to where the token is (mean over tokens). A Taylor "
-                  "expansion in the step, and with it every order of accuracy, needs this well below 1. Layer 1 moves "
-                  "the embedding by many times its own length: far outside the small-step regime.")
+                  "expansion in the step, and with it every order of accuracy, needs this well below 1"
+                  + (f"; it is above 1 in {' and '.join(big)}." if big else ".")
+                  + (" Hatched, for a post-LN model (x ← LN(x + h·op(x))): ‖LN(x) − x‖ / ‖x‖ at the state entering "
+                     "each sub-step, mean over the layer's sub-steps. That part of a sub-step does not shrink with "
+                     "the step (LN's gain and bias differ from sub-step to sub-step), so a post-LN layer is a step "
+                     "of one ODE only where the hatched bar is small." if any(r["norm"] is not None
+                                                                              for *_, r in measured) else ""))
 
     st.subheader("3b · Do attention and FFN commute, compared with two FFNs?")
     bars, unsettled = [], set()
@@ -376,7 +385,10 @@ def section_networks() -> dict:
     state.explain("Φ_K(s) runs a sub-step with s times its fraction. The difference of the two orders is "
                   "s²·h_A h_B (B′A − A′B) + O(s³), so dividing by s² makes κ a property of the two maps, not of the "
                   "step, and by the sizes of the two moves over ‖x‖ makes it a pure number: 0 when they commute. "
-                  "Hatched bars: a control of two maps that both move each particle on its own (Macaron: its two "
+                  + ("For a post-LN model Φ_K is the move x + s·h_K·K(x) without the LayerNorm after it: with "
+                     "it Φ_K(s) would not tend to the identity as s → 0 (3a's hatched bars), and no limit would "
+                     "exist. " if any(r["norm"] is not None for *_, r in measured) else "")
+                  + "Hatched bars: a control of two maps that both move each particle on its own (Macaron: its two "
                   "half-FFNs; Transformer: its FFN and the next layer's). Where the control is as large, the "
                   "commutator says little about particles acting on each other."
                   + (f" Layer {', '.join(map(str, sorted(unsettled)))}: κ(s) has not settled at the smallest s, so "
@@ -399,7 +411,8 @@ def section_networks() -> dict:
                        (f"{name}: ‖G₂x − G₁x‖ / ‖G₁x‖", tie.relative_difference, colors[slot], "/")]
         st.plotly_chart(plot.layer_bars(series, "at the state entering the layer", line=(1.0, "one operator: cos 1")),
                         key="l_tie", **CHART)
-        state.explain("Both half-FFNs evaluated at the same state, each through its own LayerNorm, mean over tokens. "
+        state.explain("Both half-FFNs evaluated at the same state as the network evaluates them (pre-LN: each through its "
+                      "own LayerNorm), mean over tokens. "
                       "One operator would give cosine 1 and difference 0 (the tied Strang step of 2b, ε = 0); a "
                       "difference near 1 is an ε of the order of 1 there.")
 
@@ -420,7 +433,8 @@ def section_networks() -> dict:
             "- **They are properties of real layers on real states**, with the conditions of the splitting "
             "theorems checked one by one: step size, commutator (with a control), tied halves.\n"
             "- **They do not give an order of accuracy.** There is no exact flow of a trained network to compare "
-            "with, F and G change from layer to layer, and LayerNorm sits inside every operator.\n"
+            "with, F and G change from layer to layer, and LayerNorm sits inside every operator (pre-LN) or "
+            "after every move (post-LN).\n"
             "- **The two models are trained separately**: their F and G are different functions. Which model "
             "models language better is a question for held-out loss (README, shipped models).\n"
             "- **One sentence**: try several; [CLS] and [SEP] are included.")

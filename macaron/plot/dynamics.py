@@ -67,8 +67,9 @@ CHARTS = {
                 "How often each kind of token receives the most attention of a head, relative to chance: the "
                 "theory predicts a few leaders that the others follow.", "Geshkovski et al. 2023"),
     "experiments": ("Same weights: other orders, smaller steps, more layers",
-                    "The same weights run in another order, with each sub-step split in smaller steps, or for "
-                    "more layers: an ODE solver's output moves little when its small steps are reordered or refined.",
+                    "The same weights run in another order, with each sub-step's move split in smaller Euler moves "
+                    "(post-LN: then one LayerNorm, as trained), or for more layers: an ODE solver's output moves "
+                    "little when its small steps are reordered or refined.",
                     "Lu et al. 2019; Sander, Ablin & Peyré 2022"),
     "extended": ("Past the trained depth",
                  "The last layer repeated, as the ALBERT notebook iterates its shared layer: do the clusters keep "
