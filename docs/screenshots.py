@@ -36,6 +36,7 @@ EXTRA = [  # presenter mode and a lesson step on the classroom screen; the lab's
     ("lesson-2", "/?lesson=2", None, (1280, 720)),
     ("lab-networks", "/lab#3 · Trained networks", None, (1920, 1080)),
     ("lab-networks-tie", "/lab#3c · Are Macaron", None, (1920, 1080)),
+    ("dynamics-experiments", "/dynamics?exp=1#The trained operators as an ODE solver", None, (1280, 720)),
 ]
 
 
@@ -57,9 +58,10 @@ def shoot(page, url: str, play_ms: int | None, path: Path) -> None:
     page.goto(url)
     page.wait_for_selector(".js-plotly-plot", timeout=600_000)  # every page opens with a figure
     settle(page)
-    if heading:  # a section further down: its heading at the top, once everything is drawn
-        page.get_by_role("heading", name=heading).first.evaluate("h => h.scrollIntoView()")
-        settle(page)
+    if heading:  # a section further down: its heading at the top, once everything is drawn (twice: what
+        for _ in range(2):  # is drawn after the first scroll, below it, can make the page longer)
+            page.get_by_role("heading", name=heading).first.evaluate("h => h.scrollIntoView()")
+            settle(page)
     if play_ms:
         page.locator(".js-plotly-plot .updatemenu-button").first.click()
         page.wait_for_timeout(play_ms)
