@@ -168,7 +168,9 @@ def test_layer_bars_ratio_histogram_kappa_curves_and_model_colours():
                                    ("M control", np.array([0.05, 0.1]), "#009E73", "/")], "κ"))
     assert fig.layout.barmode == "group" and [len(d.y) for d in fig.data] == [3, 2]
     assert list(fig.data[0].x) == ["layer 1", "layer 2", "layer 3"] and fig.data[1].marker.pattern.shape == "/"
-    assert fig.layout.yaxis.range[1] >= 0.3
+    assert fig.layout.yaxis.range[1] >= 0.3 and fig.layout.yaxis.range[0] == 0
+    negative = lf.layer_bars([("cos", np.array([0.4, -0.1]), "#CC79A7")], "cos")  # a negative cosine is drawn
+    assert negative.layout.yaxis.range[0] <= -0.1 < 0.4 <= negative.layout.yaxis.range[1]
     log = validated(lf.layer_bars([("ratio", np.array([116.0, 0.3, 0.2]), "#444444")], "ratio", log=True,
                                   line=(1.0, "step = state")))
     assert log.layout.yaxis.type == "log"

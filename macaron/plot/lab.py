@@ -375,7 +375,8 @@ def layer_bars(series: Sequence[tuple], ytitle: str, height: int = 380, log: boo
         lo = np.log10(max(values[values > 0].min() if (values > 0).any() else 1e-3, 1e-6))
         yaxis = dict(type="log", range=[np.floor(lo) - 0.2, np.log10(values.max()) + 0.5], dtick=1)
     else:
-        yaxis = dict(range=[0, max(float(values.max()), 1e-6) * 1.25], rangemode="tozero")
+        yaxis = dict(range=[min(float(values.min()), 0.0) * 1.25, max(float(values.max()), 1e-6) * 1.25],
+                     zeroline=True, zerolinecolor="#888")  # a negative cosine draws below the line
     shapes = []
     if line is not None and series:  # a reference level under the bars and their numbers, named in the legend
         look = dict(color=GUIDE_COLOR, width=1.5, dash="dash")
