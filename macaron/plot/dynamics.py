@@ -135,7 +135,7 @@ def over_depth(sets: Sequence[SetMeasures], measure: str, names: Sequence[str] |
     shapes, notes = _beyond(trained_depth, max(float(np.max(x)) for x in xs))
     yaxis = dict(title=dict(text=AXIS[measure]))
     if measure == "step":
-        yaxis["type"] = "log"  # the first sub-step moves the small embedding by many times its size
+        yaxis["type"] = "log"  # pre-LN: the first sub-step moves the small embedding by many times its size
     layout = base_layout(height, xaxis=_depth_axis(xs), yaxis=yaxis, shapes=shapes, annotations=notes,
                          margin=dict(l=65, r=20, t=40, b=50))
     return figure(data, layout)
