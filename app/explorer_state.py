@@ -38,7 +38,7 @@ SCHEMES_SAID = (
     "**Strang–Marchuk** order (½ FFN, attention, ½ FFN). Solved exactly, with the same FFN in both halves, "
     "Strang's local error is O(γ³) against Lie–Trotter's O(γ²); a real layer takes one Euler step per sub-step, "
     "which is O(γ²) either way, a post-LN layer (as the shipped models) then a LayerNorm whose move does not shrink "
-    "with the step, and its two half-FFNs are different networks — the **Splitting lab** measures all three.")
+    "with the step, and its two half-FFNs are different networks — the **Splitting lab** measures the step, the LayerNorms' move and the two halves.")
 RHYTHM_SAID = (
     "Each bar spans its sub-step's share of layer time, the clock on which layers end at 1, 2, 3, …: Transformer "
     "½ diffusion + ½ convection; Macaron ¼ convection + ½ diffusion + ¼ convection. The shares are not step "

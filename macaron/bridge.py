@@ -6,7 +6,8 @@ and (3) each sub-flow solved exactly; Lie–Trotter's error comes from (4) the c
 On the states a sentence actually visits, measured per layer:
 
 - `step_ratio`: ‖x_{l+1} − x_l‖ / ‖x_l‖. A Taylor expansion in the step is meaningful only where
-  this is well below 1; in trained models layer 1 moves the embedding by many times its own norm.
+  this is well below 1; in trained pre-LN models layer 1 moves the embedding by many times its own
+  norm.
 - `commutators`: κ = ‖Φ_B(s)Φ_A(s)x − Φ_A(s)Φ_B(s)x‖·‖x‖ / (s²‖h_A A(x)‖‖h_B B(x)‖), where Φ_K(s) runs
   sub-step K with s times its fraction h_K. Both compositions move x by s(h_A A + h_B B) to first
   order; their difference is s² h_A h_B (B'A − A'B) + O(s³). Dividing by s² makes κ a property of the
@@ -20,10 +21,10 @@ On the states a sentence actually visits, measured per layer:
   LayerNorm after it is left out, since LN(x) ≠ x and with it the sub-step would not tend to the
   identity as s → 0 (no limit would exist). What that norm does is `norm_move`.
 - `norm_move` (post-LN only): ‖LN_k(x) − x‖ / ‖x‖ at the state entering each sub-step, the norm's
-  own move, which does not shrink with the step. A post-LN sub-step x ← LN(x + h·K(x)) is a
-  consistent step of an ODE (an Euler move, then a projection back onto the states it came from)
-  only where this is small next to the move ‖h·K(x)‖ / ‖x‖; with LN's learned gain and bias
-  different in every sub-step it need not be.
+  own move, which does not shrink with the step: what is left of a sub-step x ← LN(x + h·K(x)) as
+  h → 0. Such a sub-step is a consistent step of an ODE only where this vanishes (LN_k the identity
+  on the states visited); with LN's learned gain and bias different in every sub-step it need not.
+  The move ‖h·K(x)‖ / ‖x‖ is returned beside it, for scale.
 - `half_ffn_tie`: Macaron's two half-FFNs evaluated at the same state: ‖G₂(x) − G₁(x)‖/‖G₁(x)‖ and
   their cosine. 0 and 1 would be one operator (the tied Strang step).
 - `spread_change`: how each sub-step changes the spread of the particles (RMS distance to their
@@ -82,7 +83,7 @@ def commutators(model, trajectory, scales=SCALES) -> dict[str, np.ndarray]:
             pa, pb = positions[la], positions[lb]
 
             def run(layer, k, y, s, pos):  # sub-step k's move at s times its fraction
-                return y + s * layer.scheme[k].fraction * layer.velocity(k, y, position=pos)[0]
+                return layer.move(k, y, s * layer.scheme[k].fraction, position=pos)[0]
 
             move_a = (run(A, a, x, 1.0, pa) - x).norm(dim=-1)
             move_b = (run(B, b, x, 1.0, pb) - x).norm(dim=-1)
@@ -188,8 +189,9 @@ def spread_change(trajectory, normalised: bool = False) -> dict[str, np.ndarray]
 
 # ---- over a sentence set -------------------------------------------------------------------------
 def summary(model, trajectories) -> dict:
-    """Medians over sentences, per layer: step ratio, κ limits (each pair), the half-FFN tie; and per
-    kind of sub-step and view, the share of sub-steps that contract the particles."""
+    """Medians over sentences, per layer: step ratio, κ limits (each pair), the half-FFN tie, post-LN
+    the norms' own move and the moves (`norm_move`, `move`); and per kind of sub-step and view, the
+    share of sub-steps that contract the particles."""
     steps, kappas, ties, spreads, norms = [], {}, [], {}, []
     model = _double(model)  # once for every sentence
     for traj in trajectories:

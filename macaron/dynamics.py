@@ -415,7 +415,7 @@ def extended(model, k: int) -> tuple:
 def standard_experiments(model, refine: Sequence[int] = (2, 4), extend: Sequence[int] = (1, 2, 4)) -> list[Experiment]:
     """The model as trained, then: its operators in every other sequential registered scheme's order
     and in reverse order, each sub-step refined n times, each of these in all layers and in layers
-    2 to L alone (the first layer's step is large: the embedding is small next to its update), and
+    2 to L alone (pre-LN, the first layer's step is large: the embedding is small next to its update), and
     the last layer repeated k times. Duplicate programs are dropped."""
     own = model.program()
     out = [Experiment("as trained", "own", own)]

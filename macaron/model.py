@@ -43,7 +43,7 @@ class Layer(nn.Module):
     """One time step of the ODE: walk the scheme, one operator per sub-step.
 
     pre-LN:  x ← x + h·op(LN(x))      (the displacement is exactly h times the operator)
-    post-LN: x ← LN(x + h·op(x))      (BERT; the norm projects the particle back after the move)
+    post-LN: x ← LN(x + h·op(x))      (BERT; the norm moves the particle again, by itself: LN(x) ≠ x)
 
     A *plan* says which sub-steps run, in which order, for which fraction h, in how many Euler moves
     n: ((k, h, n), ...). The layer's own plan walks its scheme with n = 1; other plans run the same
@@ -72,12 +72,18 @@ class Layer(nn.Module):
                 moves: int = 1):
         """Advance x by sub-step k for `fraction` of the step (default: its fraction in the scheme), in
         `moves` Euler moves of fraction/moves each. Post-LN normalises once, after the last move: the
-        norm is a projection, not part of the sub-flow that finer moves resolve."""
+        norm is not part of the sub-flow that finer moves resolve. The mixing weights returned are
+        those at the state entering the sub-step."""
         h = (self.scheme[k].fraction if fraction is None else fraction) / moves
-        for _ in range(moves):
-            v, weights = self.velocity(k, x, keep, position, need_weights)
-            x = x + h * self.drop(v)
+        x, weights = self.move(k, x, h, keep, position, need_weights)
+        for _ in range(moves - 1):
+            x = self.move(k, x, h, keep, position)[0]
         return (self.norms[k](x) if self.post_norm else x), weights
+
+    def move(self, k: int, x, h: float, keep=None, position=None, need_weights=False):
+        """One Euler move of sub-step k's operator, x + h·op, without a post-LN norm: (x', mixing)."""
+        v, weights = self.velocity(k, x, keep, position, need_weights)
+        return x + h * self.drop(v), weights
 
     def forward(self, x, keep=None, position=None, record=None, plan=None):
         for k, h, n in plan or self.plan:

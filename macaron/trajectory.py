@@ -38,7 +38,8 @@ class Trajectory:
 
     @property
     def displacements(self) -> np.ndarray:
-        """[n_steps, n_tokens, d]: how far each particle moves in each sub-step (velocity × h)."""
+        """[n_steps, n_tokens, d]: how far each particle moves in each sub-step (pre-LN: velocity × h;
+        post-LN the LayerNorm's own move is in it too)."""
         return np.diff(self.states, axis=0)
 
     @property

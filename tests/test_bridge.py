@@ -19,13 +19,15 @@ def tiny(scheme="macaron", **kw):
 IDS = [2, 8, 9, 10, 11, 12, 3]
 
 
-@pytest.mark.parametrize("scheme,norm", [("macaron", "pre"), ("transformer", "pre"), ("macaron", "post"),
-                                         ("transformer", "post")])
-def test_commutator_limit_is_the_lie_bracket_computed_by_autodiff(scheme, norm):
+@pytest.mark.parametrize("scheme,norm,position", [("macaron", "pre", "learned"), ("transformer", "pre", "learned"),
+                                                  ("macaron", "post", "learned"), ("transformer", "post", "learned"),
+                                                  ("transformer", "post", "floater")])
+def test_commutator_limit_is_the_lie_bracket_computed_by_autodiff(scheme, norm, position):
     """κ's small-step limit, from compositions of finite sub-steps, against B'(x)A(x) − A'(x)B(x)
     computed with forward-mode autodiff (torch.func.jvp): two independent roads to the same number.
     Post-LN: the bracket of the moves' fields (the norm after each move has no small-step limit)."""
-    model = tiny(scheme, norm=norm).double()
+    model = tiny(scheme, norm=norm, position=position).double()
+    positions = model.block_positions(len(IDS))  # FLOATER: each block its own encoding
     traj = model.trace(IDS)
     curves = bridge.commutators(model, traj)
     limit = bridge.commutator_limit(curves["attention∘FFN"])
@@ -34,8 +36,8 @@ def test_commutator_limit_is_the_lie_bracket_computed_by_autodiff(scheme, norm):
         la, a, lb, b = bridge._pairs(model, l)["attention∘FFN"]
         A, B = model.layers[la], model.layers[lb]
         ha, hb = A.scheme[a].fraction, B.scheme[b].fraction
-        fa = lambda y: A.velocity(a, y, need_weights=True)[0]  # noqa: E731  (explicit softmax: jvp-able)
-        fb = lambda y: B.velocity(b, y, need_weights=True)[0]  # noqa: E731
+        fa = lambda y: A.velocity(a, y, position=positions[la], need_weights=True)[0]  # noqa: E731  (jvp-able)
+        fb = lambda y: B.velocity(b, y, position=positions[lb], need_weights=True)[0]  # noqa: E731
         x = states[start][None]
         va, vb = fa(x), fb(x)
         jb_va = torch.func.jvp(fb, (x,), (va,))[1]
@@ -86,7 +88,9 @@ def test_norm_move_recomputed_with_numpy():
     assert np.allclose(got_move, want_move, rtol=1e-4)
     with pytest.raises(ValueError, match="pre-LN"):
         bridge.norm_move(tiny("macaron"), tiny("macaron").trace(IDS))
-    assert "norm_move" in bridge.summary(model, [traj]) and "norm_move" not in bridge.summary(tiny(), [traj])
+    s = bridge.summary(model, [traj, traj])  # the median of two equal sentences is the sentence's value
+    assert np.allclose(s["norm_move"], got_norm) and np.allclose(s["move"], got_move)
+    assert "norm_move" not in bridge.summary(tiny(), [traj])
 
 
 def test_step_ratio_by_hand():

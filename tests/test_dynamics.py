@@ -218,9 +218,8 @@ def test_own_order_and_zero_repeats_reproduce_the_model_exactly():
             assert (model.encode(ids, program=program).detach() == base).all()
 
 
-def test_refining_linear_operators_gives_the_product_of_smaller_euler_steps():
-    """With linear operators A (diffusion) and B (convection) and no norms, a Transformer layer is
-    x(I + A)(I + B) in row-vector form; each sub-step as n steps of h/n gives x(I + A/n)ⁿ(I + B/n)ⁿ."""
+def linear_layer(norm: str = "pre"):
+    """A one-layer Transformer whose attention is x ↦ xA and FFN x ↦ xB (row vectors): (model, A, B)."""
     import torch
     from torch import nn
 
@@ -233,11 +232,21 @@ def test_refining_linear_operators_gives_the_product_of_smaller_euler_steps():
             y = x @ self.m
             return (y, None) if self.diffusion else y
 
-    model = tiny("transformer", n_layers=1, d_model=8, n_heads=2, ffn_total=16)
+    model = tiny("transformer", n_layers=1, d_model=8, n_heads=2, ffn_total=16, norm=norm)
     g = torch.Generator().manual_seed(0)
     A, B = (0.3 * torch.randn(8, 8, generator=g) for _ in range(2))
+    model.layers[0].ops = nn.ModuleList([Linear(A, True), Linear(B, False)])
+    return model, A, B
+
+
+def test_refining_linear_operators_gives_the_product_of_smaller_euler_steps():
+    """With linear operators A (diffusion) and B (convection) and no norms, a Transformer layer is
+    x(I + A)(I + B) in row-vector form; each sub-step as n steps of h/n gives x(I + A/n)ⁿ(I + B/n)ⁿ."""
+    import torch
+    from torch import nn
+
+    model, A, B = linear_layer()
     layer = model.layers[0]
-    layer.ops = nn.ModuleList([Linear(A, True), Linear(B, False)])
     layer.norms = nn.ModuleList([nn.Identity(), nn.Identity()])
     model.final_norm = nn.Identity()
     ids = [2, 11, 12, 13, 3]
@@ -253,23 +262,10 @@ def test_post_ln_refinement_moves_n_times_then_normalises_once():
     """Post-LN, linear operators: each sub-step in n moves is LN(x(I + hA/n)ⁿ), recomputed with
     torch's functional layer_norm and the norms' own weights, not LN after every move."""
     import torch
-    from torch import nn
     import torch.nn.functional as F
 
-    class Linear(nn.Module):
-        def __init__(self, m, diffusion):
-            super().__init__()
-            self.m, self.diffusion = m, diffusion
-
-        def forward(self, x, *rest):
-            y = x @ self.m
-            return (y, None) if self.diffusion else y
-
-    model = tiny("transformer", n_layers=1, d_model=8, n_heads=2, ffn_total=16, norm="post")
-    g = torch.Generator().manual_seed(0)
-    A, B = (0.3 * torch.randn(8, 8, generator=g) for _ in range(2))
-    layer = model.layers[0]
-    layer.ops = nn.ModuleList([Linear(A, True), Linear(B, False)])
+    model, A, B = linear_layer("post")
+    layer, g = model.layers[0], torch.Generator().manual_seed(1)
     with torch.no_grad():
         for norm in layer.norms:
             norm.weight.uniform_(0.5, 1.5, generator=g)
@@ -291,6 +287,8 @@ def test_traced_program_labels_and_clock():
     model = tiny("transformer", n_layers=2)
     traj = model.trace([2, 5, 6, 3], program=D.refined(D.extended(model, 1), 2))
     assert len(traj.steps) == 3 * 2 and np.allclose(traj.times[-1], 3.0)
+    own = model.trace([2, 5, 6, 3])  # both enter layer 1's attention at the embedding: the same weights
+    assert np.allclose(traj.mixing[0], own.mixing[0]) and not np.allclose(traj.states[1], own.states[1])
     assert traj.steps[0].label == "layer 1 · diffusion (attention) in 2 Euler moves" and traj.steps[0].time == 0.5
     assert traj.steps[-1].label == "layer 3 · convection (FFN) in 2 Euler moves · layer 2's operators"
     assert traj.meta["program"][-1] == [1, [[0, 1.0, 2], [1, 1.0, 2]]]

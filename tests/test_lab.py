@@ -350,12 +350,20 @@ def test_post_ln_models_show_their_norms_own_move(tokenizer, tmp_path, monkeypat
     3b says that κ leaves the norm out. Pre-LN models (the other tests) show neither."""
     from conftest import make_tiny_models
 
+    from macaron import bridge
+    from macaron.checkpoint import load
+
     monkeypatch.setenv("MACARON_MODELS_DIR", str(make_tiny_models(tmp_path, tokenizer, norm="post")))
     at = _lab()
     _clean(at)
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    bars = [t for spec in specs for t in spec["data"] if "LayerNorms' own move" in t.get("name", "")]
-    assert len(bars) == 2 and all(b["marker"]["pattern"]["shape"] == "/" and min(b["y"]) > 0 for b in bars)
+    bars = {t["name"].split(":")[0]: t for spec in specs for t in spec["data"]
+            if "LayerNorms' own move" in t.get("name", "")}
+    assert sorted(bars) == ["tiny-macaron", "tiny-transformer"]
+    for name, bar in bars.items():  # the norm's own move, not the operator's move beside it
+        model = load(str(tmp_path / name))
+        want = bridge.norm_move(model, model.trace(at.text_input(key="l_text").value))[0]
+        assert bar["marker"]["pattern"]["shape"] == "/" and np.allclose(bar["y"], want, rtol=0.01)
     said = " ".join(c.value for c in at.caption)
     assert "does not shrink with the step" in said and "without the LayerNorm after it" in said
 

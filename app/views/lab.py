@@ -369,8 +369,9 @@ def section_networks() -> dict:
                   + (f"; it is above 1 in {' and '.join(big)}." if big else ".")
                   + (" Hatched, for a post-LN model (x ← LN(x + h·op(x))): ‖LN(x) − x‖ / ‖x‖ at the state entering "
                      "each sub-step, mean over the layer's sub-steps. That part of a sub-step does not shrink with "
-                     "the step (LN's gain and bias differ from sub-step to sub-step), so a post-LN layer is a step "
-                     "of one ODE only where the hatched bar is small." if any(r["norm"] is not None
+                     "the step (LN's gain and bias differ from sub-step to sub-step): it is what is left of a sub-step as "
+                     "its step shrinks to nothing, so a post-LN layer is a step of one ODE only where the hatched "
+                     "bar is near zero." if any(r["norm"] is not None
                                                                               for *_, r in measured) else ""))
 
     st.subheader("3b · Do attention and FFN commute, compared with two FFNs?")
