@@ -72,7 +72,7 @@ def _double(model):
 def commutators(model, trajectory, scales=SCALES) -> dict[str, np.ndarray]:
     """{pair: [n_layers, len(scales)]} of κ (mean over tokens) on the state entering each layer."""
     m = _double(model)
-    states = torch.as_tensor(trajectory.states, dtype=torch.float64, device=m.device)
+    states = _states(m, trajectory)  # float64, as the copy
     starts = trajectory.layer_boundaries()[:-1]
     positions = m.block_positions(states.shape[1])
     out: dict[str, list] = {}
@@ -118,27 +118,29 @@ def step_ratio(trajectory) -> np.ndarray:
     return (np.linalg.norm(np.diff(x, axis=0), axis=-1) / np.linalg.norm(x[:-1], axis=-1).clip(1e-30)).mean(-1)
 
 
+def _states(model, trajectory) -> torch.Tensor:
+    """A trajectory's states as a tensor of the model's dtype, on its device."""
+    return torch.as_tensor(trajectory.states, dtype=next(model.parameters()).dtype, device=model.device)
+
+
 @torch.no_grad()
 def norm_move(model, trajectory) -> tuple[np.ndarray, np.ndarray]:
     """Post-LN: ([n_layers] norm's own move ‖LN_k(x) − x‖/‖x‖, [n_layers] the move ‖h_k·K(x)‖/‖x‖),
     each the mean over the layer's sub-steps and the tokens, at the state x entering sub-step k."""
     if model.config.norm != "post":
         raise ValueError("a pre-LN model has no LayerNorm on its residual stream")
-    states = torch.as_tensor(trajectory.states, dtype=next(model.parameters()).dtype, device=model.device)
-    positions = model.block_positions(states.shape[1])
-    norm, move, i = [], [], 0
-    for layer, pos in zip(model.layers, positions):
-        by_step = []
+    states = _states(model, trajectory)
+    entering = iter(states)  # the state entering each sub-step, in order
+    per_layer = []
+    for layer, pos in zip(model.layers, model.block_positions(states.shape[1])):
+        rows = []
         for k, sub in enumerate(layer.scheme):
-            x = states[i][None]
+            x = next(entering)[None]
             size = x.norm(dim=-1).clamp_min(1e-30)
-            v = layer.velocity(k, x, position=pos)[0]
-            by_step.append((((layer.norms[k](x) - x).norm(dim=-1) / size).mean().item(),
-                            ((sub.fraction * v).norm(dim=-1) / size).mean().item()))
-            i += 1
-        norm.append(np.mean([a for a, _ in by_step]))
-        move.append(np.mean([b for _, b in by_step]))
-    return np.array(norm), np.array(move)
+            rows.append([((layer.norms[k](x) - x).norm(dim=-1) / size).mean().item(),
+                         ((layer.move(k, x, sub.fraction, position=pos)[0] - x).norm(dim=-1) / size).mean().item()])
+        per_layer.append(np.mean(rows, axis=0))
+    return tuple(np.array(per_layer).T)
 
 
 @dataclass
@@ -151,7 +153,7 @@ class Tie:
 def half_ffn_tie(model, trajectory) -> Tie:
     """Macaron's two half-FFNs at the same state (the one entering the layer), as the network
     evaluates them (pre-LN: each through its own LayerNorm)."""
-    states = torch.as_tensor(trajectory.states, dtype=next(model.parameters()).dtype, device=model.device)
+    states = _states(model, trajectory)
     rel, cos = [], []
     for layer, start in zip(model.layers, trajectory.layer_boundaries()[:-1]):
         ffn = [k for k, s in enumerate(layer.scheme) if s.kind == CONVECTION]

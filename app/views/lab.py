@@ -356,6 +356,7 @@ def section_networks() -> dict:
         return url
     colors = dict(zip([m[0] for m in measured], model_colors([m[2] for m in measured])))  # slot -> colour
 
+    post_ln = any(r["norm"] is not None for *_, r in measured)
     st.subheader("3a · Is the step small?")
     steps = [(f"{name}: ‖Δx‖ / ‖x‖", r["step_ratio"], colors[slot]) for slot, name, _, r in measured]
     steps += [(f"{name}: its LayerNorms' own move", r["norm"], colors[slot], "/")
@@ -371,8 +372,7 @@ def section_networks() -> dict:
                      "each sub-step, mean over the layer's sub-steps. That part of a sub-step does not shrink with "
                      "the step (LN's gain and bias differ from sub-step to sub-step): it is what is left of a sub-step as "
                      "its step shrinks to nothing, so a post-LN layer is a step of one ODE only where the hatched "
-                     "bar is near zero." if any(r["norm"] is not None
-                                                                              for *_, r in measured) else ""))
+                     "bar is near zero." if post_ln else ""))
 
     st.subheader("3b · Do attention and FFN commute, compared with two FFNs?")
     bars, unsettled = [], set()
@@ -388,7 +388,7 @@ def section_networks() -> dict:
                   "step, and by the sizes of the two moves over ‖x‖ makes it a pure number: 0 when they commute. "
                   + ("For a post-LN model Φ_K is the move x + s·h_K·K(x) without the LayerNorm after it: with "
                      "it Φ_K(s) would not tend to the identity as s → 0 (3a's hatched bars), and no limit would "
-                     "exist. " if any(r["norm"] is not None for *_, r in measured) else "")
+                     "exist. " if post_ln else "")
                   + "Hatched bars: a control of two maps that both move each particle on its own (Macaron: its two "
                   "half-FFNs; Transformer: its FFN and the next layer's). Where the control is as large, the "
                   "commutator says little about particles acting on each other."
