@@ -50,7 +50,8 @@ MINI_RUN := $(CACHE)/runs/mini
 RECIPE   := --norm post --data $(CACHE)/packed --batch 16 --lr 1e-3 --warmup 200 --mask-rate 0.4 --tokens 40e6 \
             --eval-every 250 --keep-every 250 --save-dtype float16 --threads 2
 MINI     := --models transformer-mini,macaron-mini $(RECIPE) --run-dir $(MINI_RUN) --out $(MINI_RUN)/models
-# --resume where the run's checkpoint is; else --warm-start from the published weights; else a new run
+# --resume where the run's checkpoint is; else --warm-start from the published weights; else a new run.
+# A run that fell short goes on in a second phase: make train-small PHASE="--new-phase --tokens 36e6 --lr 2.5e-4"
 continue = $(if $(wildcard $(1)/checkpoint/state.json $(1)/checkpoint.old/state.json),--resume,$(if \
            $(wildcard pretrained/$(2)/training.json),--warm-start pretrained,))
 
@@ -63,7 +64,7 @@ $(CACHE)/packed/manifest.json: | setup
 	  --out $(CACHE)/packed
 
 train-mini: setup data
-	$(BIN)/python -m macaron.train.pretrain $(MINI) --detach $(call continue,$(MINI_RUN),transformer-mini)
+	$(BIN)/python -m macaron.train.pretrain $(MINI) --detach $(call continue,$(MINI_RUN),transformer-mini) $(PHASE)
 
 # The run's newest milestone into pretrained/ (then commit it)
 publish-mini: setup
@@ -76,7 +77,7 @@ VARIANTS     := --models synthesizer-random-mini,floater-mini $(RECIPE) --run-di
                 --out $(VARIANTS_RUN)/models
 
 train-variants: setup data
-	$(BIN)/python -m macaron.train.pretrain $(VARIANTS) --detach $(call continue,$(VARIANTS_RUN),synthesizer-random-mini)
+	$(BIN)/python -m macaron.train.pretrain $(VARIANTS) --detach $(call continue,$(VARIANTS_RUN),synthesizer-random-mini) $(PHASE)
 
 publish-variants: setup
 	$(BIN)/python -m macaron.train.publish $(VARIANTS_RUN)
@@ -89,7 +90,7 @@ SMALL     := --models transformer-small,macaron-small --norm post --data $(CACHE
              --threads 2 --run-dir $(SMALL_RUN) --out $(SMALL_RUN)/models
 
 train-small: setup data
-	$(BIN)/python -m macaron.train.pretrain $(SMALL) --detach $(call continue,$(SMALL_RUN),transformer-small)
+	$(BIN)/python -m macaron.train.pretrain $(SMALL) --detach $(call continue,$(SMALL_RUN),transformer-small) $(PHASE)
 
 publish-small: setup
 	$(BIN)/python -m macaron.train.publish $(SMALL_RUN)

@@ -666,6 +666,35 @@ def test_warm_start_rejoins_the_data_order_at_the_published_step(tiny, tmp_path)
     assert run(tiny, tmp_path, *other, "--warm-start", str(shipped), name="b")[0] == 2  # another experiment
 
 
+def test_a_finished_run_goes_on_in_a_second_phase(tiny, tmp_path):
+    """--new-phase: a finished run re-warms to the new peak and decays to its new budget; a plain resume
+    after a stop keeps that budget; the card records both phases; a budget that ends before the run's
+    step is refused."""
+    first = ["--steps", "8", "--eval-every", "4", "--lr", "3e-3", "--warmup", "2"]
+    assert run(tiny, tmp_path, *first, name="p")[0] == 0
+    assert run(tiny, tmp_path, *first, "--resume", "--new-phase", "--steps", "6", name="p")[0] == 2
+    second = ["--resume", "--new-phase", "--steps", "16", "--lr", "1e-3", "--rewarm", "2", "--halt-after", "12"]
+    code, run_dir, out = run(tiny, tmp_path, *first, *second, name="p")
+    assert code == 0 and not (run_dir.parent / "done.json").exists()
+    assert run(tiny, tmp_path, *first, "--resume", name="p")[0] == 0  # the Makefile's first budget: ignored
+    lr = {r["step"]: r["lr"] for r in rows(run_dir / "metrics.jsonl", "train")}  # the rate of the NEXT step
+    assert [r["step"] for r in rows(run_dir / "metrics.jsonl", "train")] == list(range(1, 17))
+    # first phase: step s (0-based) at 3e-3·(s+1)/2 for s < 2, then linearly to 0 at step 8
+    assert lr[1] == pytest.approx(3e-3) and lr[5] == pytest.approx(3e-3 * (1 - 3 / 6)) and lr[7] == pytest.approx(3e-3 / 6)
+    # second phase from step 8: 1e-3·1/2, 1e-3 (row 8 was logged by the first phase: its end, 0), then
+    # linearly from step 10 to 0 at step 16
+    assert lr[8] == 0 and lr[9] == pytest.approx(1e-3) and lr[10] == pytest.approx(1e-3)
+    assert lr[12] == pytest.approx(1e-3 * (1 - 2 / 6)) and lr[15] == pytest.approx(1e-3 / 6)
+    schedule = pretrain.Schedule("linear", 2, 16)
+    schedule.phases = json.loads((out / "training.json").read_text())["phases"]
+    assert schedule(8) == pytest.approx(1 / 3 / 2)  # the peak is 1e-3 / 3e-3 of the first phase's rate
+    facts = json.loads((out / "training.json").read_text())
+    assert (facts["steps"], facts["budget_steps"], facts["lr"]) == (16, 16, pytest.approx(3e-3))
+    assert [(p["step"], p["total_steps"]) for p in facts["phases"]] == [(0, 8), (8, 16)]
+    card = (out / "README.md").read_text()
+    assert "| phase 1 | from step 0" in card and "| phase 2 | from step 8" in card and "lr 0.001" in card
+
+
 # ---- stages of learning: milestones shipped inside a model folder ---------------------------
 def _curve(folder: Path, effects: list[float], every: int = 250):
     folder.mkdir(parents=True)

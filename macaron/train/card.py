@@ -171,6 +171,10 @@ def render(info: dict) -> str:
     for w in info.get("warm_starts") or []:
         start += (f"| warm start | at step {w['step']:,} ({w['tokens']:,} tokens) from `{w['from']}`: the weights "
                   f"as published, a fresh optimizer, {w['rewarm'][1]} steps of re-warm-up ({w['date'][:10]}) |\n")
+    for i, ph in enumerate(info.get("phases") or [], 1):
+        start += (f"| phase {i} | from step {ph['step']:,} ({ph['tokens']:,} tokens): {ph['warmup']:,} steps of "
+                  f"warm-up to lr {ph['lr']:g}, then {info.get('schedule', 'linear')} decay to zero at step "
+                  f"{ph['total_steps']:,}" + (f" ({ph['date'][:10]})" if "date" in ph else "") + " |\n")
     return f"""# {c['name']}
 
 A {kind} encoder, {c['n_layers']} layers × {c['d_model']} ({c['n_heads']} heads, FFN budget {c['ffn_total']}

@@ -20,7 +20,9 @@ A run writes to its run folder: `<name>/metrics.jsonl` per model, one resumable 
 folder goes to `<out>/<name>` with a model card, `training.json` and the training curve, and with
 `--keep-every` so does every milestone, to `<run-dir>/<name>/milestones/step-<N>`. Where the run folder
 is gone (a new machine), `--warm-start DIR` continues from weights published to DIR/<name>
-(`python -m macaron.train.publish`) at their recorded step. Precision: bf16 autocast where the CPU or
+(`python -m macaron.train.publish`) at their recorded step. A run that fell short goes on in a second
+phase: `--resume --new-phase --tokens N --lr PEAK` warms up again (`--rewarm` steps) to PEAK and decays to
+the new budget, which the checkpoint keeps from then on. Precision: bf16 autocast where the CPU or
 GPU does bf16 natively, float32 elsewhere (`precision.py`).
 `--detach` starts the same command under `setsid nohup`, logging to `<run-dir>/train.log`, and
 returns; `python -m macaron.train.watch <run-dir>` follows it.
@@ -137,7 +139,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     g.add_argument("--warm-start", default=None, metavar="DIR",
                    help="no checkpoint (a new machine): continue from the weights in DIR/<name> (published "
                         "milestones, e.g. pretrained) at their recorded step, with a fresh optimizer")
-    g.add_argument("--rewarm", type=int, default=200, help="warm-up steps of a warm start's fresh optimizer")
+    g.add_argument("--rewarm", type=int, default=200, help="warm-up steps of a warm start's fresh optimizer "
+                                                           "or of a new phase")
+    g.add_argument("--new-phase", action="store_true",
+                   help="with --resume or --warm-start: continue past the run's budget in a new phase, --rewarm "
+                        "steps of warm-up to --lr, then decay to the new --tokens/--steps")
     g.add_argument("--overwrite", action="store_true", help="start over even if the run/model folder exists")
     g.add_argument("--detach", action="store_true", help="run in the background (setsid nohup), log to "
                                                          "<run-dir>/train.log, and return at once")
@@ -166,6 +172,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.tokens = int(args.tokens) if args.tokens else None
     if not 0 < args.mask_rate < 1:
         p.error(f"--mask-rate {args.mask_rate}: give a share between 0 and 1")
+    if args.new_phase and not (args.resume or args.warm_start) or args.new_phase and args.fit_minutes:
+        p.error("--new-phase continues a run: give --resume or --warm-start, and --tokens or --steps")
     if args.warm_start and args.resume:
         p.error("--warm-start or --resume, not both: --resume continues a checkpoint, --warm-start published weights")
     if args.keep_every is not None and (args.keep_every < 1 or args.keep_every % args.eval_every):
@@ -274,11 +282,14 @@ def optimizer_for(model: nn.Module, args, device) -> torch.optim.AdamW:
 
 
 class Schedule:
-    """Linear warm-up, then linear or cosine decay to zero at `total` steps (None during the probe)."""
+    """Linear warm-up, then linear or cosine decay to zero at `total` steps (None during the probe). A run
+    continued past its budget has `phases`, each from its own step: a warm-up to its own peak (a multiple of
+    the first phase's rate), then the decay to its own end."""
 
     def __init__(self, kind: str, warmup: int | None, total: int | None):
         self.kind, self.warmup_arg, self.total = kind, warmup, total
         self.rewarm: tuple[int, int] | None = None  # (step, steps): a warm start's fresh optimizer ramps up again
+        self.phases: list[dict] = []  # {"step", "warmup", "total_steps", "peak"}, the first phase included
 
     @property
     def warmup(self) -> int:
@@ -287,10 +298,16 @@ class Schedule:
     def __call__(self, step: int) -> float:
         if self.total is None:  # the throughput probe: any rate, the weights are restored afterwards
             return 1.0
-        if step < self.warmup:
-            return (step + 1) / self.warmup
-        p = min(max((step - self.warmup) / max(1, self.total - self.warmup), 0.0), 1.0)
-        factor = 1.0 - p if self.kind == "linear" else 0.5 * (1.0 + math.cos(math.pi * p))
+        start, warmup, end, peak = 0, self.warmup, self.total, 1.0
+        for phase in self.phases:
+            if step >= phase["step"]:
+                start, warmup, end, peak = phase["step"], phase["warmup"], phase["total_steps"], phase["peak"]
+        if step - start < warmup:
+            factor = (step - start + 1) / warmup
+        else:
+            p = min(max((step - start - warmup) / max(1, end - start - warmup), 0.0), 1.0)
+            factor = 1.0 - p if self.kind == "linear" else 0.5 * (1.0 + math.cos(math.pi * p))
+        factor *= peak
         if self.rewarm and 0 <= step - self.rewarm[0] < self.rewarm[1]:
             factor *= (step - self.rewarm[0] + 1) / self.rewarm[1]
         return factor
@@ -402,6 +419,7 @@ class Run:
         self.args, self.dist, self.t_start = args, dist, time.time()
         self.step, self.tokens, self.elapsed_before = 0, 0, 0.0
         self.warm_starts: list[dict] = []
+        self.phases: list[dict] = []  # empty until a run goes on past its first budget (--new-phase)
         self.total_steps: int | None = None
         self.t0 = time.time()
 
@@ -450,8 +468,10 @@ class Run:
                                  f"({resume.CHECKPOINT}/state.json)")
             self.state = resume.read_state(ckpt)
             recorded = self.state.get("run", {}).get("total_steps")
-            if a.fit_minutes:  # the probe's budget is part of the run
+            if a.fit_minutes or self.state.get("phases"):  # the probe's budget, or a later phase's, is the run's
                 self.total_steps = recorded
+            if a.new_phase:  # the budget asked for is the new phase's; the checkpoint's is the one it extends
+                self.phase_end, self.total_steps = self.budget_from_args(), recorded
             resume.check_compatible(ckpt, self.state, self.configs, self.data.tok_hash,
                                     {**self.run, "total_steps": self.total_steps}, dist.world)
         elif not a.overwrite:
@@ -487,7 +507,7 @@ class Run:
         if self.state:
             resume.load(self.ckpt, dist, self.members, self.state)
             self.step, self.tokens, self.elapsed_before = self.state["step"], self.state["tokens"], self.state["elapsed"]
-            self.warm_starts = self.state.get("warm_starts", [])
+            self.warm_starts, self.phases = self.state.get("warm_starts", []), self.state.get("phases", [])
             for m in self.members:
                 m.schedule.rewarm = tuple(self.warm_starts[-1]["rewarm"]) if self.warm_starts else None
                 if dist.main:
@@ -496,11 +516,17 @@ class Run:
         elif a.warm_start:
             where = resume.warm_start(Path(a.warm_start), self.members, self.run)
             self.step, self.tokens, self.elapsed_before = where["step"], where["tokens"], where["elapsed"]
+            self.phases = where["phases"]
+            if self.phases:
+                self.total_steps = self.phases[-1]["total_steps"]
+            if a.new_phase:
+                self.phase_end = self.budget_from_args()
             rewarm = (self.step, a.rewarm)
             self.warm_starts = where["warm_starts"] + [{
                 "step": self.step, "tokens": self.tokens, "from": str(a.warm_start), "rewarm": list(rewarm),
                 "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}]
             for m in self.members:
+                m.schedule.phases = self.phases
                 m.start_at(self.step, rewarm)
                 if dist.main:  # the curve goes on from the published one
                     shutil.copyfile(Path(a.warm_start) / m.name / "metrics.jsonl", m.metrics)
@@ -510,6 +536,31 @@ class Run:
         elif dist.main:
             for m in self.members:
                 m.metrics.unlink(missing_ok=True)
+        if a.new_phase:
+            self.begin_phase()
+        for m in self.members:
+            m.schedule.phases = self.phases
+
+    def begin_phase(self):
+        """A run that fell short goes on: --rewarm steps of warm-up to --lr, then the decay to the new budget."""
+        a, end = self.args, self.phase_end
+        if not end or end <= self.step:
+            raise TrainError(f"--new-phase: the new budget ({end or 0:,} steps) must lie beyond the run's step "
+                             f"{self.step:,}; give a larger --tokens or --steps")
+        base = self.members[0].sched.base_lrs[0]
+        first = self.phases or [{"step": 0, "tokens": 0, "warmup": self.members[0].schedule.warmup,
+                                 "total_steps": self.total_steps, "peak": 1.0, "lr": base}]
+        self.phases = first + [{"step": self.step, "tokens": self.tokens, "warmup": a.rewarm, "total_steps": end,
+                                "peak": a.lr / base, "lr": a.lr,
+                                "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}]
+        self.total_steps = end
+        for m in self.members:
+            m.schedule.phases, m.schedule.total = self.phases, end
+            m.start_at(self.step, m.schedule.rewarm)
+        if self.dist.main:
+            (a.run_dir / "done.json").unlink(missing_ok=True)
+        log(self.dist, f"phase {len(self.phases)} from step {self.step:,} ({self.tokens:,} tokens): {a.rewarm} steps "
+                       f"of warm-up to lr {a.lr:g}, then decay to step {end:,} ({self.budget_tokens:,} tokens)")
 
     # 4. the batches: the same for every model
     def batch(self, step: int):
@@ -591,7 +642,7 @@ class Run:
 
     def state_doc(self) -> dict:
         return {"step": self.step, "tokens": self.tokens, "elapsed": self.clock(), "tokenizer_hash": self.data.tok_hash,
-                "warm_starts": self.warm_starts,
+                "warm_starts": self.warm_starts, "phases": self.phases,
                 "run": {**self.run, "total_steps": self.total_steps}, "epoch": self.order.epoch(self.step),
                 "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(self.args).items()}}
 
@@ -717,7 +768,7 @@ class Run:
         a, wall = self.args, self.clock()
         return {"config": m.config.to_dict(), "parameters": m.encoder.num_parameters(), "tokens": self.tokens,
                 "steps": self.step, "budget_steps": self.total_steps, "budget_tokens": self.budget_tokens,
-                "batch": a.batch, "seq_len": a.seq_len, "lr": a.lr, "warmup": m.schedule.warmup,
+                "batch": a.batch, "seq_len": a.seq_len, "lr": m.sched.base_lrs[0], "warmup": m.schedule.warmup,
                 "schedule": a.schedule, "weight_decay": a.weight_decay, "dropout": a.dropout, "seed": a.seed,
                 "accum": a.accum, "world_size": self.dist.world, "threads": torch.get_num_threads(),
                 "final": heldout, "wall_seconds": wall, "total_seconds": time.time() - self.t_start,
@@ -729,7 +780,7 @@ class Run:
                 "train_tokens": int(self.data.train.n_tokens), "tokens_per_s": self.tokens / max(wall, 1e-9),
                 "save_dtype": "float16" if dtype == torch.float16 else "float32", "compiled": bool(a.compile),
                 "precision": precision.name(self.dtype), "mask_rate": a.mask_rate, "mask_only": a.mask_only,
-                "init_sha256": m.init_sha256, "warm_starts": self.warm_starts}
+                "init_sha256": m.init_sha256, "warm_starts": self.warm_starts, "phases": self.phases}
 
 
 def train(args) -> int:

@@ -151,7 +151,7 @@ WARM_ARGS = ("seed", "batch", "seq_len", "accum", "mask_rate", "mask_only")
 
 def warm_start(root: Path, members, run: dict) -> dict:
     """Load every model's weights from root/<name> (a published milestone or a finished model folder) and
-    return where that run stood: {"step", "tokens", "elapsed", "warm_starts"}. Optimizers start afresh."""
+    return where that run stood: {"step", "tokens", "elapsed", "warm_starts", "phases"}. Optimizers start afresh."""
     from ..checkpoint import CheckpointError, load as load_model
 
     facts = {}
@@ -177,4 +177,4 @@ def warm_start(root: Path, members, run: dict) -> dict:
                          f"the run for all of them")
     first = next(iter(facts.values()))
     return {"step": first["steps"], "tokens": first["tokens"], "elapsed": first["wall_seconds"],
-            "warm_starts": first.get("warm_starts", [])}
+            "warm_starts": first.get("warm_starts", []), "phases": first.get("phases", [])}
