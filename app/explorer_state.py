@@ -171,7 +171,9 @@ def default_paths() -> tuple[str, ...]:
 def model_label(model) -> str:
     c = model.config
     scheme = get_scheme(c.scheme)
-    return f"{c.name} · {scheme.layer} ({scheme.short}) · {c.n_layers}×{c.d_model} · {c.norm}-LN"
+    variant = (f" · {c.attention} synthesizer attention" if c.attention != "dot" else "") + \
+              (f" · {c.position} positions" if c.position != "learned" else "")
+    return f"{c.name} · {scheme.layer} ({scheme.short}) · {c.n_layers}×{c.d_model} · {c.norm}-LN{variant}"
 
 
 # ---- widgets shared by the pages ------------------------------------------------------------

@@ -675,3 +675,27 @@ def test_particles_says_what_a_post_ln_model_reads(tmp_path, app_env, monkeypatc
     assert "the input of the next attention or FFN" in texts(at.caption) and "as it is" not in texts(at.caption)
     at = compare({"s": "the cat sat on the mat .", "a": "tiny-transformer", "b": "tiny-transformer"})
     assert "what LayerNorm hands to the next operator" in texts(at.caption)
+
+
+def test_the_variants_are_drawn_and_named(tmp_path, app_env, monkeypatch):
+    """A Random Synthesizer and a FLOATER model (the campaign's variants): Particles and Compare draw them,
+    the caption says what differs from a Transformer, and a sentence longer than the Synthesizer's
+    positions (its R is max_len × max_len) is cut with a warning instead of failing."""
+    import torch
+
+    import macaron
+
+    base = macaron.load(app_env / "tiny-transformer")
+    for name, fields in (("tiny-synth", dict(attention="random", max_len=16)), ("tiny-floater", dict(position="floater"))):
+        torch.manual_seed(0)
+        cfg = macaron.ModelConfig(**{**base.config.to_dict(), **fields, "name": name})
+        macaron.build(cfg, base.tokenizer).save(tmp_path / name)
+    monkeypatch.setenv("MACARON_MODELS", f"{tmp_path / 'tiny-synth'},{tmp_path / 'tiny-floater'}")
+    monkeypatch.delenv("MACARON_MODELS_DIR")
+    at = fresh({"s": "the cat sat on the mat .", "m": "tiny-synth"})
+    assert charts(at) and "tiny-synth · Transformer" in texts(at.caption)
+    assert "random synthesizer attention" in texts(at.caption) and "positions" not in state.model_label(base)
+    at = fresh({"s": " ".join(["the cat sat on the mat ."] * 4), "m": "tiny-synth"})
+    assert charts(at) and "beyond the model's limit were dropped" in texts(at.warning)
+    at = compare({"s": "the cat sat on the mat .", "a": "tiny-synth", "b": "tiny-floater"})
+    assert len(charts(at)) >= 1 and "floater positions" in texts(at.caption)
