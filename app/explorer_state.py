@@ -165,7 +165,7 @@ def allowed_folder(text: str) -> str | None:
 def default_paths() -> tuple[str, ...]:
     """The folders of the default Transformer and Macaron models (what the pages open first)."""
     paths = model_paths()
-    return tuple(dict.fromkeys(paths[n] for n in default_pair(list(paths)) if n))
+    return tuple(dict.fromkeys(paths[n] for n in default_pair(list(paths), paths) if n))
 
 
 def model_label(model) -> str:
@@ -196,14 +196,15 @@ def header(title: str, intro: str) -> None:
 
 def models_on_offer() -> tuple[list[str], str | None, str | None]:
     """(names, default A, default B) of the listed models; says so on the page when there are none."""
-    names = list(model_paths())
+    paths = model_paths()
+    names = list(paths)
     if not names:
         st.warning(
             "**No model found.** Shipped models live in `pretrained/` (none there yet), or point the "
             "explorer at folders with the environment variable `MACARON_MODELS_DIR` (a folder of model "
             "folders) or `MACARON_MODELS` (comma-separated folders). You can still open a folder of your "
             "own with the model picker below.", icon=":material/info:")
-    return (names, *default_pair(names))
+    return (names, *default_pair(names, paths))
 
 
 NOT_HERE = ("**This server does not open that folder.** It opens model folders only inside the folders "
@@ -422,7 +423,8 @@ def lesson_step() -> int | None:
 
 
 def _lesson_params(k: int) -> dict:
-    a, b = default_pair(list(model_paths()))
+    paths = model_paths()
+    a, b = default_pair(list(paths), paths)
     return {p: v.format(transformer=a or "", macaron=b or "") for p, v in LESSON[k - 1].view.items()}
 
 

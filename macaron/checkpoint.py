@@ -41,15 +41,28 @@ def available() -> list[str]:
     return sorted(p.name for p in PRETRAINED.glob("*") if (p / "config.json").is_file())
 
 
-def default_pair(names: list[str]) -> tuple[str | None, str | None]:
+def in_training(folder) -> bool:
+    """Whether a model folder holds a run still on its way: its training.json stops before its budget."""
+    try:
+        facts = json.loads((Path(folder) / "training.json").read_text())
+        return bool(facts.get("budget_steps")) and facts["steps"] < facts["budget_steps"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def default_pair(names: list[str], folders: dict | None = None) -> tuple[str | None, str | None]:
     """The pair the explorer opens first, (Transformer, Macaron): names containing 'transformer' /
-    'macaron', '-small' preferred over '-mini', then anything else. default_pair(available())."""
+    'macaron', finished models before those still in training (their folders: `folders`, else
+    pretrained/), then '-small' before '-mini', then anything else. default_pair(available())."""
+    later = {n for n in names if in_training((folders or {}).get(n, PRETRAINED / n))}
+
     def pick(word, avoid=None):
         cands = [n for n in names if word in n.lower() and n != avoid]
-        for size in ("-small", "-mini", ""):
-            for n in cands:
-                if size in n.lower():
-                    return n
+        for finished in (True, False):
+            for size in ("-small", "-mini", ""):
+                for n in cands:
+                    if (n not in later) == finished and size in n.lower():
+                        return n
         return None
 
     a = pick("transformer") or (names[0] if names else None)

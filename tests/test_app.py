@@ -43,12 +43,26 @@ def _models(app_env):
 
 
 # ---- model discovery (pure) --------------------------------------------------------------------
-def test_default_pair_prefers_small_transformer_and_macaron():
+def test_default_pair_prefers_small_transformer_and_macaron(tmp_path):
     names = ["bert-x", "macaron-mini", "transformer-mini", "macaron-small", "transformer-small"]
-    assert state.default_pair(names) == ("transformer-small", "macaron-small")
+    assert state.default_pair(names, {n: tmp_path / n for n in names}) == ("transformer-small", "macaron-small")
     assert state.default_pair(["macaron-mini", "transformer-mini"]) == ("transformer-mini", "macaron-mini")
     assert state.default_pair(["only"]) == ("only", "only")
     assert state.default_pair([]) == (None, None)
+
+
+def test_default_pair_is_a_finished_pair_while_a_bigger_one_trains(tmp_path):
+    """A published milestone of a run still on its way is on offer but not opened first."""
+    names = ["macaron-mini", "transformer-mini", "macaron-small", "transformer-small"]
+    folders = {n: tmp_path / n for n in names}
+    for n in names:
+        folders[n].mkdir()
+        done = n.endswith("mini")
+        (folders[n] / "training.json").write_text(json.dumps({"steps": 90 + 10 * done, "budget_steps": 100}))
+    assert state.default_pair(names, folders) == ("transformer-mini", "macaron-mini")
+    (folders["transformer-small"] / "training.json").write_text(json.dumps({"steps": 100, "budget_steps": 100}))
+    assert state.default_pair(names, folders) == ("transformer-small", "macaron-mini")
+    assert state.default_pair(["transformer-small"], folders) == ("transformer-small", "transformer-small")
 
 
 def test_model_paths_from_environment(app_env, tmp_path, monkeypatch):
