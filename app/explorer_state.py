@@ -171,8 +171,8 @@ def default_paths() -> tuple[str, ...]:
 def model_label(model) -> str:
     c = model.config
     scheme = get_scheme(c.scheme)
-    variant = (f" · {c.attention} synthesizer attention" if c.attention != "dot" else "") + \
-              (f" · {c.position} positions" if c.position != "learned" else "")
+    variant = (f" · {c.attention} attention (Synthesizer)" if c.attention != "dot" else "") + \
+              {"learned": "", "none": " · no positions"}.get(c.position, f" · {c.position} positions")
     return f"{c.name} · {scheme.layer} ({scheme.short}) · {c.n_layers}×{c.d_model} · {c.norm}-LN{variant}"
 
 

@@ -51,23 +51,23 @@ def in_training(folder) -> bool:
 
 
 def default_pair(names: list[str], folders: dict | None = None) -> tuple[str | None, str | None]:
-    """The pair the explorer opens first, (Transformer, Macaron): names containing 'transformer' /
-    'macaron', finished models before those still in training (their folders: `folders`, else
-    pretrained/), then '-small' before '-mini', then anything else. default_pair(available())."""
+    """The pair the explorer opens first, (Transformer, Macaron): names containing 'transformer' and
+    'macaron' of one size, '-small' before '-mini', a finished pair before one still in training (its
+    folders: `folders`, else pretrained/); else whatever there is. default_pair(available())."""
     later = {n for n in names if in_training((folders or {}).get(n, PRETRAINED / n))}
 
-    def pick(word, avoid=None):
-        cands = [n for n in names if word in n.lower() and n != avoid]
-        for finished in (True, False):
-            for size in ("-small", "-mini", ""):
-                for n in cands:
-                    if (n not in later) == finished and size in n.lower():
-                        return n
-        return None
+    def pick(word, size="", finished=False, avoid=None):
+        return next((n for n in names if word in n.lower() and size in n.lower() and n != avoid
+                     and not (finished and n in later)), None)
 
+    for finished in (True, False):
+        for size in ("-small", "-mini", ""):
+            a = pick("transformer", size, finished)
+            b = pick("macaron", size, finished, avoid=a)
+            if a and b:
+                return a, b
     a = pick("transformer") or (names[0] if names else None)
-    b = pick("macaron", avoid=a) or next((n for n in names if n != a), a)
-    return a, b
+    return a, pick("macaron", avoid=a) or next((n for n in names if n != a), a)
 
 
 # ---- saving ---------------------------------------------------------------------------

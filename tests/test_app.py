@@ -61,7 +61,9 @@ def test_default_pair_is_a_finished_pair_while_a_bigger_one_trains(tmp_path):
         (folders[n] / "training.json").write_text(json.dumps({"steps": 90 + 10 * done, "budget_steps": 100}))
     assert state.default_pair(names, folders) == ("transformer-mini", "macaron-mini")
     (folders["transformer-small"] / "training.json").write_text(json.dumps({"steps": 100, "budget_steps": 100}))
-    assert state.default_pair(names, folders) == ("transformer-small", "macaron-mini")
+    assert state.default_pair(names, folders) == ("transformer-mini", "macaron-mini")  # a finished size first
+    (folders["macaron-small"] / "training.json").write_text(json.dumps({"steps": 100, "budget_steps": 100}))
+    assert state.default_pair(names, folders) == ("transformer-small", "macaron-small")
     assert state.default_pair(["transformer-small"], folders) == ("transformer-small", "transformer-small")
 
 
@@ -708,7 +710,7 @@ def test_the_variants_are_drawn_and_named(tmp_path, app_env, monkeypatch):
     monkeypatch.delenv("MACARON_MODELS_DIR")
     at = fresh({"s": "the cat sat on the mat .", "m": "tiny-synth"})
     assert charts(at) and "tiny-synth · Transformer" in texts(at.caption)
-    assert "random synthesizer attention" in texts(at.caption) and "positions" not in state.model_label(base)
+    assert "random attention (Synthesizer)" in texts(at.caption) and "positions" not in state.model_label(base)
     at = fresh({"s": " ".join(["the cat sat on the mat ."] * 4), "m": "tiny-synth"})
     assert charts(at) and "beyond the model's limit were dropped" in texts(at.warning)
     at = compare({"s": "the cat sat on the mat .", "a": "tiny-synth", "b": "tiny-floater"})

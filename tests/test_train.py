@@ -685,14 +685,48 @@ def test_a_finished_run_goes_on_in_a_second_phase(tiny, tmp_path):
     # linearly from step 10 to 0 at step 16
     assert lr[8] == 0 and lr[9] == pytest.approx(1e-3) and lr[10] == pytest.approx(1e-3)
     assert lr[12] == pytest.approx(1e-3 * (1 - 2 / 6)) and lr[15] == pytest.approx(1e-3 / 6)
-    schedule = pretrain.Schedule("linear", 2, 16)
-    schedule.phases = json.loads((out / "training.json").read_text())["phases"]
-    assert schedule(8) == pytest.approx(1 / 3 / 2)  # the peak is 1e-3 / 3e-3 of the first phase's rate
     facts = json.loads((out / "training.json").read_text())
     assert (facts["steps"], facts["budget_steps"], facts["lr"]) == (16, 16, pytest.approx(3e-3))
     assert [(p["step"], p["total_steps"]) for p in facts["phases"]] == [(0, 8), (8, 16)]
     card = (out / "README.md").read_text()
     assert "| phase 1 | from step 0" in card and "| phase 2 | from step 8" in card and "lr 0.001" in card
+    schedule = pretrain.Schedule("linear", 2, 16)
+    schedule.phases = json.loads((out / "training.json").read_text())["phases"]
+    schedule.phases = [dict(ph, peak=ph["lr"] / 3e-3) for ph in schedule.phases]
+    assert schedule(8) == pytest.approx(1 / 3 / 2)  # half-way up the warm-up to 1e-3, of the base 3e-3
+
+
+def test_a_second_phase_on_a_new_machine_and_an_unfinished_run(tiny, tmp_path):
+    """--warm-start --new-phase (the published run, no checkpoint): one linear warm-up to the new peak,
+    whatever --lr the first phase had; phase 1 is recorded as it ran. A run not yet at its budget refuses
+    a new phase. A checkpoint written before phases existed resumes as before."""
+    from macaron.train import publish
+
+    first = ["--steps", "8", "--eval-every", "4", "--keep-every", "4", "--lr", "3e-3", "--warmup", "2"]
+    code, run_dir, _ = run(tiny, tmp_path, *first, name="w")
+    assert code == 0
+    publish.publish(run_dir.parent, tmp_path / "shipped")
+    shutil.rmtree(run_dir.parent)
+    code, run_dir, out = run(tiny, tmp_path, *first, "--warm-start", str(tmp_path / "shipped"), "--new-phase",
+                             "--steps", "20", "--lr", "1e-3", "--rewarm", "4", name="w")
+    assert code == 0
+    lr = {r["step"]: r["lr"] for r in rows(run_dir / "metrics.jsonl", "train")}
+    assert [lr[s] for s in (9, 10, 11)] == pytest.approx([1e-3 * 2 / 4, 1e-3 * 3 / 4, 1e-3])  # linear, not squared
+    assert lr[16] == pytest.approx(1e-3 * (1 - 4 / 8))  # decay from step 12 to 0 at step 20
+    facts = json.loads((out / "training.json").read_text())
+    assert [(p["step"], p["total_steps"], p["lr"], p["warmup"]) for p in facts["phases"]] == \
+        [(0, 8, pytest.approx(3e-3), 2), (8, 20, pytest.approx(1e-3), 4)]
+    assert (facts["lr"], facts["warmup"]) == (pytest.approx(3e-3), 2)
+    # unfinished: halted at step 4 of 8, a new phase is refused; resumed without, it ends as before
+    assert run(tiny, tmp_path, *first, "--halt-after", "4", name="u")[0] == 0
+    state = tmp_path / "run-u" / "checkpoint" / "state.json"
+    assert run(tiny, tmp_path, *first, "--resume", "--new-phase", "--steps", "20", name="u")[0] == 2
+    doc = json.loads(state.read_text())
+    del doc["phases"]  # as a checkpoint of the trainer before phases
+    state.write_text(json.dumps(doc))
+    assert run(tiny, tmp_path, *first, "--resume", name="u")[0] == 0
+    whole = rows(tmp_path / "run-w" / "w" / "metrics.jsonl", "train")[:8]
+    assert [r["lr"] for r in rows(tmp_path / "run-u" / "u" / "metrics.jsonl", "train")] == [r["lr"] for r in whole]
 
 
 # ---- stages of learning: milestones shipped inside a model folder ---------------------------

@@ -170,7 +170,9 @@ def render(info: dict) -> str:
              if info.get("init_sha256") else "")
     for w in info.get("warm_starts") or []:
         start += (f"| warm start | at step {w['step']:,} ({w['tokens']:,} tokens) from `{w['from']}`: the weights "
-                  f"as published, a fresh optimizer, {w['rewarm'][1]} steps of re-warm-up ({w['date'][:10]}) |\n")
+                  f"as published, a fresh optimizer, "
+                  + (f"{w['rewarm'][1]} steps of re-warm-up" if w['rewarm'][1] else "a new phase's warm-up")
+                  + f" ({w['date'][:10]}) |\n")
     for i, ph in enumerate(info.get("phases") or [], 1):
         start += (f"| phase {i} | from step {ph['step']:,} ({ph['tokens']:,} tokens): {ph['warmup']:,} steps of "
                   f"warm-up to lr {ph['lr']:g}, then {info.get('schedule', 'linear')} decay to zero at step "

@@ -284,7 +284,7 @@ def optimizer_for(model: nn.Module, args, device) -> torch.optim.AdamW:
 class Schedule:
     """Linear warm-up, then linear or cosine decay to zero at `total` steps (None during the probe). A run
     continued past its budget has `phases`, each from its own step: a warm-up to its own peak (a multiple of
-    the first phase's rate), then the decay to its own end."""
+    the optimizer's base rate), then the decay to its own end."""
 
     def __init__(self, kind: str, warmup: int | None, total: int | None):
         self.kind, self.warmup_arg, self.total = kind, warmup, total
@@ -508,6 +508,8 @@ class Run:
             resume.load(self.ckpt, dist, self.members, self.state)
             self.step, self.tokens, self.elapsed_before = self.state["step"], self.state["tokens"], self.state["elapsed"]
             self.warm_starts, self.phases = self.state.get("warm_starts", []), self.state.get("phases", [])
+            first = {"step": 0, "tokens": 0, "warmup": self.members[0].schedule.warmup,
+                     "total_steps": self.total_steps, "lr": self.members[0].sched.base_lrs[0]}
             for m in self.members:
                 m.schedule.rewarm = tuple(self.warm_starts[-1]["rewarm"]) if self.warm_starts else None
                 if dist.main:
@@ -516,17 +518,17 @@ class Run:
         elif a.warm_start:
             where = resume.warm_start(Path(a.warm_start), self.members, self.run)
             self.step, self.tokens, self.elapsed_before = where["step"], where["tokens"], where["elapsed"]
-            self.phases = where["phases"]
-            if self.phases:
-                self.total_steps = self.phases[-1]["total_steps"]
+            self.phases, first = where["phases"], where["first_phase"]
             if a.new_phase:
                 self.phase_end = self.budget_from_args()
-            rewarm = (self.step, a.rewarm)
+            if self.phases or a.new_phase:  # the published run's budget: the one it runs to, or a new phase extends
+                self.total_steps = (self.phases or [first])[-1]["total_steps"]
+            self.apply_phases()
+            rewarm = (self.step, 0 if a.new_phase else a.rewarm)  # a new phase warms up by itself
             self.warm_starts = where["warm_starts"] + [{
                 "step": self.step, "tokens": self.tokens, "from": str(a.warm_start), "rewarm": list(rewarm),
                 "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}]
             for m in self.members:
-                m.schedule.phases = self.phases
                 m.start_at(self.step, rewarm)
                 if dist.main:  # the curve goes on from the published one
                     shutil.copyfile(Path(a.warm_start) / m.name / "metrics.jsonl", m.metrics)
@@ -537,25 +539,32 @@ class Run:
             for m in self.members:
                 m.metrics.unlink(missing_ok=True)
         if a.new_phase:
-            self.begin_phase()
-        for m in self.members:
-            m.schedule.phases = self.phases
+            self.begin_phase(first)
+        self.apply_phases()
 
-    def begin_phase(self):
-        """A run that fell short goes on: --rewarm steps of warm-up to --lr, then the decay to the new budget."""
+    def apply_phases(self):
+        """Every schedule follows the run's phases, their peak rates relative to its optimizer's base rate
+        (a warm start's fresh optimizer takes --lr as its base)."""
+        for m in self.members:
+            m.schedule.phases = [dict(ph, peak=ph["lr"] / m.sched.base_lrs[0]) for ph in self.phases]
+
+    def begin_phase(self, first: dict):
+        """A finished run that fell short goes on: --rewarm steps of warm-up to --lr, then the decay to the
+        new budget. `first`: the run's first phase, recorded with the second."""
         a, end = self.args, self.phase_end
+        if self.step < self.total_steps:
+            raise TrainError(f"--new-phase: the run is at step {self.step:,} of its {self.total_steps:,}; resume it "
+                             f"without --new-phase until it ends")
         if not end or end <= self.step:
             raise TrainError(f"--new-phase: the new budget ({end or 0:,} steps) must lie beyond the run's step "
-                             f"{self.step:,}; give a larger --tokens or --steps")
-        base = self.members[0].sched.base_lrs[0]
-        first = self.phases or [{"step": 0, "tokens": 0, "warmup": self.members[0].schedule.warmup,
-                                 "total_steps": self.total_steps, "peak": 1.0, "lr": base}]
-        self.phases = first + [{"step": self.step, "tokens": self.tokens, "warmup": a.rewarm, "total_steps": end,
-                                "peak": a.lr / base, "lr": a.lr,
-                                "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}]
+                             f"{self.step:,}; give a larger --tokens (and --steps, if given: the first reached ends it)")
+        self.phases = (self.phases or [first]) + [{
+            "step": self.step, "tokens": self.tokens, "warmup": a.rewarm, "total_steps": end, "lr": a.lr,
+            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}]
         self.total_steps = end
+        self.apply_phases()
         for m in self.members:
-            m.schedule.phases, m.schedule.total = self.phases, end
+            m.schedule.total = end
             m.start_at(self.step, m.schedule.rewarm)
         if self.dist.main:
             (a.run_dir / "done.json").unlink(missing_ok=True)
@@ -768,7 +777,8 @@ class Run:
         a, wall = self.args, self.clock()
         return {"config": m.config.to_dict(), "parameters": m.encoder.num_parameters(), "tokens": self.tokens,
                 "steps": self.step, "budget_steps": self.total_steps, "budget_tokens": self.budget_tokens,
-                "batch": a.batch, "seq_len": a.seq_len, "lr": m.sched.base_lrs[0], "warmup": m.schedule.warmup,
+                "batch": a.batch, "seq_len": a.seq_len, "lr": (self.phases or [{"lr": m.sched.base_lrs[0]}])[0]["lr"],
+                "warmup": (self.phases or [{"warmup": m.schedule.warmup}])[0]["warmup"],
                 "schedule": a.schedule, "weight_decay": a.weight_decay, "dropout": a.dropout, "seed": a.seed,
                 "accum": a.accum, "world_size": self.dist.world, "threads": torch.get_num_threads(),
                 "final": heldout, "wall_seconds": wall, "total_seconds": time.time() - self.t_start,

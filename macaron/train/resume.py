@@ -151,7 +151,7 @@ WARM_ARGS = ("seed", "batch", "seq_len", "accum", "mask_rate", "mask_only")
 
 def warm_start(root: Path, members, run: dict) -> dict:
     """Load every model's weights from root/<name> (a published milestone or a finished model folder) and
-    return where that run stood: {"step", "tokens", "elapsed", "warm_starts", "phases"}. Optimizers start afresh."""
+    return where that run stood: {"step", "tokens", "elapsed", "warm_starts", "phases", "first_phase"}. Optimizers start afresh."""
     from ..checkpoint import CheckpointError, load as load_model
 
     facts = {}
@@ -177,4 +177,6 @@ def warm_start(root: Path, members, run: dict) -> dict:
                          f"the run for all of them")
     first = next(iter(facts.values()))
     return {"step": first["steps"], "tokens": first["tokens"], "elapsed": first["wall_seconds"],
-            "warm_starts": first.get("warm_starts", []), "phases": first.get("phases", [])}
+            "warm_starts": first.get("warm_starts", []), "phases": first.get("phases", []),
+            "first_phase": {"step": 0, "tokens": 0, "warmup": first.get("warmup"), "total_steps": first.get("budget_steps"),
+                            "lr": first.get("lr")}}
