@@ -422,10 +422,21 @@ def lesson_step() -> int | None:
     return int(raw) if raw and raw.isdigit() and 1 <= int(raw) <= len(LESSON) else None
 
 
+def _offers(path: str, stage: str) -> bool:
+    try:
+        return any(m.name == stage for m in macaron.milestones(path))
+    except Exception:  # an unreadable folder offers nothing; the model picker says why when it is opened
+        return False
+
+
 def _lesson_params(k: int) -> dict:
-    paths = model_paths()
+    """Step k's URL parameters, with the default pair; a step at a stage of training takes the default
+    pair among the models that ship that stage (the 6 × 512 pair ships its final weights only)."""
+    view, paths = LESSON[k - 1].view, model_paths()
+    if view.get("at", "final") != "final":
+        paths = {n: p for n, p in paths.items() if _offers(p, view["at"])} or paths
     a, b = default_pair(list(paths), paths)
-    return {p: v.format(transformer=a or "", macaron=b or "") for p, v in LESSON[k - 1].view.items()}
+    return {p: v.format(transformer=a or "", macaron=b or "") for p, v in view.items()}
 
 
 def lesson_view(k: int) -> dict:

@@ -344,9 +344,11 @@ def test_lesson_six_opens_the_plateau_of_the_default_transformer(tmp_path, app_e
     from conftest import add_stages
 
     staged = add_stages(shutil.copytree(app_env / "tiny-transformer", tmp_path / "staged-transformer"))
-    monkeypatch.setenv("MACARON_MODELS", f"{staged},{app_env / 'tiny-macaron'}")
+    bigger = [shutil.copytree(app_env / f"tiny-{s}", tmp_path / f"{s}-small") for s in ("transformer", "macaron")]
+    monkeypatch.setenv("MACARON_MODELS", ",".join(map(str, [staged, app_env / "tiny-macaron", *bigger])))
     monkeypatch.delenv("MACARON_MODELS_DIR")
-    at = fresh({"lesson": "6"})
+    assert state.default_pair(list(state.model_paths()), state.model_paths())[0] == "transformer-small"
+    at = fresh({"lesson": "6"})  # ... which ships no stages: the lesson takes the Transformer that does
     assert "Lesson 6 of 6" in texts(at.markdown) and "What learning changes" in texts(at.markdown)
     assert at.text_input(key="p_text").value == state.PRESETS["school [MASK]"]
     assert at.selectbox(key="p_model").value == "staged-transformer"
