@@ -510,6 +510,7 @@ class Run:
             self.warm_starts, self.phases = self.state.get("warm_starts", []), self.state.get("phases", [])
             first = {"step": 0, "tokens": 0, "warmup": self.members[0].schedule.warmup,
                      "total_steps": self.total_steps, "lr": self.members[0].sched.base_lrs[0]}
+            self.apply_phases()
             for m in self.members:
                 m.schedule.rewarm = tuple(self.warm_starts[-1]["rewarm"]) if self.warm_starts else None
                 if dist.main:
@@ -540,7 +541,6 @@ class Run:
                 m.metrics.unlink(missing_ok=True)
         if a.new_phase:
             self.begin_phase(first)
-        self.apply_phases()
 
     def apply_phases(self):
         """Every schedule follows the run's phases, their peak rates relative to its optimizer's base rate
@@ -775,10 +775,10 @@ class Run:
 
     def facts(self, m: Member, heldout: dict, dtype: torch.dtype | None) -> dict:
         a, wall = self.args, self.clock()
+        first = self.phases[0] if self.phases else {"lr": m.sched.base_lrs[0], "warmup": m.schedule.warmup}
         return {"config": m.config.to_dict(), "parameters": m.encoder.num_parameters(), "tokens": self.tokens,
                 "steps": self.step, "budget_steps": self.total_steps, "budget_tokens": self.budget_tokens,
-                "batch": a.batch, "seq_len": a.seq_len, "lr": (self.phases or [{"lr": m.sched.base_lrs[0]}])[0]["lr"],
-                "warmup": (self.phases or [{"warmup": m.schedule.warmup}])[0]["warmup"],
+                "batch": a.batch, "seq_len": a.seq_len, "lr": first["lr"], "warmup": first["warmup"],
                 "schedule": a.schedule, "weight_decay": a.weight_decay, "dropout": a.dropout, "seed": a.seed,
                 "accum": a.accum, "world_size": self.dist.world, "threads": torch.get_num_threads(),
                 "final": heldout, "wall_seconds": wall, "total_seconds": time.time() - self.t_start,
