@@ -590,6 +590,32 @@ def test_float32_path_on_a_cpu_without_bf16(tiny, tmp_path, monkeypatch, capsys)
     assert code == 0 and json.loads((out / "training.json").read_text())["precision"] == "float32"
 
 
+def test_a_run_resumed_on_another_cpu_records_each_precision(tiny, tmp_path, monkeypatch):
+    """Started where bf16 is native, resumed (or warm-started) where it is not: the card says which steps
+    ran in which precision instead of naming the last one for the whole run."""
+    from macaron.train import precision as P, publish
+
+    args = ["--steps", "6", "--eval-every", "3", "--keep-every", "3"]
+    monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"avx512_bf16"}))
+    assert run(tiny, tmp_path, *args, "--halt-after", "3", name="r")[0] == 0
+    shipped = tmp_path / "shipped"
+    publish.publish(tmp_path / "run-r", shipped)
+    assert json.loads((shipped / "r" / "training.json").read_text())["precisions"] == [[0, "bf16"]]
+    monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"avx2"}))
+    code, _, out = run(tiny, tmp_path, *args, "--resume", name="r")
+    assert code == 0
+    facts = json.loads((out / "training.json").read_text())
+    assert facts["precisions"] == [[0, "bf16"], [3, "float32"]] and facts["precision"] == "float32"
+    assert "bf16 from step 0, float32 from step 3 |" in (out / "README.md").read_text()
+    shutil.rmtree(tmp_path / "run-r")  # a new machine: the published milestone of step 3 is all there is
+    code, _, out = run(tiny, tmp_path, *args, "--warm-start", str(shipped), "--rewarm", "1", name="r")
+    assert code == 0
+    assert json.loads((out / "training.json").read_text())["precisions"] == [[0, "bf16"], [3, "float32"]]
+    monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"avx512_bf16"}))
+    code, _, out = run(tiny, tmp_path, *args, name="same")
+    assert code == 0 and "thread(s) per process, bf16 |" in (out / "README.md").read_text()
+
+
 def test_mask_rate_and_mask_only_reach_the_batches(tiny, tmp_path, monkeypatch):
     seen = []
     real = pretrain.mask_tokens

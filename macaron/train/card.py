@@ -144,6 +144,14 @@ def _heldout(final: dict, eval_seqs) -> str:
             f"does when those words are replaced by random ones: what it owes to them at all.\n")
 
 
+def _precisions(info: dict) -> str:
+    """What the run computed in: one precision, or each from the step it began (a run resumed on another CPU)."""
+    steps = info.get("precisions") or [[0, info.get("precision", "float32")]]
+    if len(steps) == 1:
+        return steps[0][1]
+    return ", ".join(f"{name} from step {step:,}" for step, name in steps)
+
+
 def render(info: dict) -> str:
     """Markdown model card from the run's facts (see pretrain.Run.save_model for the keys)."""
     c, final = info["config"], info["final"]
@@ -204,7 +212,7 @@ every fact of this card in [{FACTS}]({FACTS}).
 | masking | {masking} |
 | seed | {info['seed']} (data order and masks depend on the seed only, not on the model) |
 {start}{lockstep}| wall time | {minutes:.1f} min of training ({info['tokens_per_s']:,.0f} tokens/s) |
-| hardware | {info['hardware']}, {info['threads']} thread(s) per process, {info.get('precision', 'float32')} |
+| hardware | {info['hardware']}, {info['threads']} thread(s) per process, {_precisions(info)} |
 | date | {info['date']} |
 
 Command:

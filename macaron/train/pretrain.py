@@ -420,6 +420,7 @@ class Run:
         self.step, self.tokens, self.elapsed_before = 0, 0, 0.0
         self.warm_starts: list[dict] = []
         self.phases: list[dict] = []  # empty until a run goes on past its first budget (--new-phase)
+        self.precisions: list[list] = []  # [step, "bf16" | "float32"]: a run resumed on another CPU may change
         self.total_steps: int | None = None
         self.t0 = time.time()
 
@@ -508,6 +509,7 @@ class Run:
             resume.load(self.ckpt, dist, self.members, self.state)
             self.step, self.tokens, self.elapsed_before = self.state["step"], self.state["tokens"], self.state["elapsed"]
             self.warm_starts, self.phases = self.state.get("warm_starts", []), self.state.get("phases", [])
+            self.precisions = self.state.get("precisions", [])
             first = {"step": 0, "tokens": 0, "warmup": self.members[0].schedule.warmup,
                      "total_steps": self.total_steps, "lr": self.members[0].sched.base_lrs[0]}
             self.apply_phases()
@@ -519,7 +521,7 @@ class Run:
         elif a.warm_start:
             where = resume.warm_start(Path(a.warm_start), self.members, self.run)
             self.step, self.tokens, self.elapsed_before = where["step"], where["tokens"], where["elapsed"]
-            self.phases, first = where["phases"], where["first_phase"]
+            self.phases, first, self.precisions = where["phases"], where["first_phase"], where["precisions"]
             if a.new_phase:
                 self.phase_end = self.budget_from_args()
             if self.phases or a.new_phase:  # the published run's budget: the one it runs to, or a new phase extends
@@ -541,6 +543,8 @@ class Run:
                 m.metrics.unlink(missing_ok=True)
         if a.new_phase:
             self.begin_phase(first)
+        if not self.precisions or self.precisions[-1][1] != precision.name(self.dtype):
+            self.precisions.append([self.step, precision.name(self.dtype)])
 
     def apply_phases(self):
         """Every schedule follows the run's phases, their peak rates relative to its optimizer's base rate
@@ -651,7 +655,7 @@ class Run:
 
     def state_doc(self) -> dict:
         return {"step": self.step, "tokens": self.tokens, "elapsed": self.clock(), "tokenizer_hash": self.data.tok_hash,
-                "warm_starts": self.warm_starts, "phases": self.phases,
+                "warm_starts": self.warm_starts, "phases": self.phases, "precisions": self.precisions,
                 "run": {**self.run, "total_steps": self.total_steps}, "epoch": self.order.epoch(self.step),
                 "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(self.args).items()}}
 
@@ -790,7 +794,8 @@ class Run:
                 "train_tokens": int(self.data.train.n_tokens), "tokens_per_s": self.tokens / max(wall, 1e-9),
                 "save_dtype": "float16" if dtype == torch.float16 else "float32", "compiled": bool(a.compile),
                 "precision": precision.name(self.dtype), "mask_rate": a.mask_rate, "mask_only": a.mask_only,
-                "init_sha256": m.init_sha256, "warm_starts": self.warm_starts, "phases": self.phases}
+                "init_sha256": m.init_sha256, "warm_starts": self.warm_starts, "phases": self.phases,
+                "precisions": self.precisions}
 
 
 def train(args) -> int:

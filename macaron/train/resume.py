@@ -151,7 +151,8 @@ WARM_ARGS = ("seed", "batch", "seq_len", "accum", "mask_rate", "mask_only")
 
 def warm_start(root: Path, members, run: dict) -> dict:
     """Load every model's weights from root/<name> (a published milestone or a finished model folder) and
-    return where that run stood: {"step", "tokens", "elapsed", "warm_starts", "phases", "first_phase"}. Optimizers start afresh."""
+    return where that run stood: {"step", "tokens", "elapsed", "warm_starts", "phases", "first_phase", "precisions"}.
+    Optimizers start afresh."""
     from ..checkpoint import CheckpointError, load as load_model
 
     facts = {}
@@ -178,5 +179,6 @@ def warm_start(root: Path, members, run: dict) -> dict:
     first = next(iter(facts.values()))
     return {"step": first["steps"], "tokens": first["tokens"], "elapsed": first["wall_seconds"],
             "warm_starts": first.get("warm_starts", []), "phases": first.get("phases", []),
+            "precisions": first.get("precisions") or [[0, first.get("precision", "float32")]],
             "first_phase": {"step": 0, "tokens": 0, "warmup": first.get("warmup"), "total_steps": first.get("budget_steps"),
                             "lr": first.get("lr")}}
