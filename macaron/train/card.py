@@ -144,9 +144,14 @@ def _heldout(final: dict, eval_seqs) -> str:
             f"does when those words are replaced by random ones: what it owes to them at all.\n")
 
 
+def precisions(info: dict) -> list[list]:
+    """[[step, precision], ...] of a run's facts; facts written before runs recorded it had one precision."""
+    return info.get("precisions") or [[0, info.get("precision", "float32")]]
+
+
 def _precisions(info: dict) -> str:
     """What the run computed in: one precision, or each from the step it began (a run resumed on another CPU)."""
-    steps = info.get("precisions") or [[0, info.get("precision", "float32")]]
+    steps = precisions(info)
     if len(steps) == 1:
         return steps[0][1]
     return ", ".join(f"{name} from step {step:,}" for step, name in steps)

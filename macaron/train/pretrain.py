@@ -543,8 +543,9 @@ class Run:
                 m.metrics.unlink(missing_ok=True)
         if a.new_phase:
             self.begin_phase(first)
-        if not self.precisions or self.precisions[-1][1] != precision.name(self.dtype):
-            self.precisions.append([self.step, precision.name(self.dtype)])
+        now = precision.name(self.dtype)
+        if not self.precisions or self.precisions[-1][1] != now:
+            self.precisions.append([self.step, now])
 
     def apply_phases(self):
         """Every schedule follows the run's phases, their peak rates relative to its optimizer's base rate

@@ -154,6 +154,7 @@ def warm_start(root: Path, members, run: dict) -> dict:
     return where that run stood: {"step", "tokens", "elapsed", "warm_starts", "phases", "first_phase", "precisions"}.
     Optimizers start afresh."""
     from ..checkpoint import CheckpointError, load as load_model
+    from .card import precisions
 
     facts = {}
     for m in members:
@@ -179,6 +180,6 @@ def warm_start(root: Path, members, run: dict) -> dict:
     first = next(iter(facts.values()))
     return {"step": first["steps"], "tokens": first["tokens"], "elapsed": first["wall_seconds"],
             "warm_starts": first.get("warm_starts", []), "phases": first.get("phases", []),
-            "precisions": first.get("precisions") or [[0, first.get("precision", "float32")]],
+            "precisions": precisions(first),
             "first_phase": {"step": 0, "tokens": 0, "warmup": first.get("warmup"), "total_steps": first.get("budget_steps"),
                             "lr": first.get("lr")}}
