@@ -18,6 +18,8 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from .card import precisions
+
 CHECKPOINT = "checkpoint"
 STATE_VERSION = 2
 # Fields of the run that a resumed run must share with the checkpoint (else: a different experiment).
@@ -154,7 +156,6 @@ def warm_start(root: Path, members, run: dict) -> dict:
     return where that run stood: {"step", "tokens", "elapsed", "warm_starts", "phases", "first_phase", "precisions"}.
     Optimizers start afresh."""
     from ..checkpoint import CheckpointError, load as load_model
-    from .card import precisions
 
     facts = {}
     for m in members:
