@@ -170,8 +170,8 @@ def render() -> None:
     st.subheader("Which words mattered? (integrated gradients)")
     state.init_widget("p_attr", "attr", False, parse=state.parse_bool)
     do_attr = st.toggle("Compute attribution (Captum: a few dozen forward and backward passes)", key="p_attr",
-                        help="Integrated gradients run the model 24 times with gradients: about a second on a "
-                             "laptop CPU for a 6×512 model, so it waits for you.")
+                        help="Integrated gradients run the model 24 times with gradients, so they run only "
+                             "when you ask.")
     url["attr"] = do_attr
     state.sync_url(url)
     if do_attr:
