@@ -35,10 +35,11 @@ DEFAULT_SENTENCE = PRESETS["capital [MASK]"]
 # What the Particles and Compare pages say about the schemes, in the Splitting lab's words.
 SCHEMES_SAID = (
     "A **Transformer** layer runs the **Lie–Trotter** order (attention, then FFN); a **Macaron** layer the "
-    "**Strang–Marchuk** order (½ FFN, attention, ½ FFN). Solved exactly, with the same FFN in both halves, "
-    "Strang's local error is O(γ³) against Lie–Trotter's O(γ²); a real layer takes one Euler step per sub-step, "
-    "which is O(γ²) either way, a post-LN layer (as the shipped models) then a LayerNorm whose move does not shrink "
-    "with the step, and its two half-FFNs are different networks — the **Splitting lab** measures the step, the LayerNorms' move and the two halves.")
+    "**Strang–Marchuk** order (½ FFN, attention, ½ FFN). Solved exactly, with the same FFN in both halves and "
+    "smooth operators, Strang's local error is O(γ³) against Lie–Trotter's O(γ²) as the step γ shrinks; a real "
+    "layer takes one Euler step per sub-step, which is O(γ²) either way, a post-LN layer (as the shipped models) "
+    "then a LayerNorm whose move does not shrink with the step, and its two half-FFNs are different networks — "
+    "the **Splitting lab** measures the step, the LayerNorms' move and the two halves.")
 RHYTHM_SAID = (
     "Each bar spans its sub-step's share of layer time, the clock on which layers end at 1, 2, 3, …: Transformer "
     "½ diffusion + ½ convection; Macaron ¼ convection + ½ diffusion + ¼ convection. The shares are not step "
@@ -287,7 +288,8 @@ def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str,
         slot, words = st.columns([2, 3], vertical_alignment="center") if present else (st.container(), None)
         chosen = slot.select_slider(title, options, key=key, label_visibility="collapsed",
                                     help="The same model at the stages of its training: the random start, the "
-                                         "plateau (it reads which words are around, not yet their order), the rise "
+                                         "plateau (it does not yet use word order: context effect below 0.05 "
+                                         "nats), the rise "
                                          "(half of its final context effect) and the weights shipped.")
         for pick, s, n in zip(picks, stages, named):
             if pick is None or chosen not in n:
@@ -401,9 +403,9 @@ LESSON = (
                "The FFN moves each particle on its own: the same function for every token, reading only that "
                "token's state, so its mixing matrix is the identity."),
     LessonStep("Lie–Trotter vs Strang", "views/lab.py", dict(sys="linear", sub="exact"),
-               "On a toy system whose exact motion is known, the order of the sub-steps matters: solved exactly, "
-               "Strang's local error is O(γ³) against Lie–Trotter's O(γ²); with one Euler step per sub-step, as a "
-               "layer takes, both are O(γ²)."),
+               "On a toy system whose exact motion is known, the order of the sub-steps matters: solved exactly "
+               "with the same G in both halves, Strang's local error is O(γ³) against Lie–Trotter's O(γ²) as the "
+               "step shrinks; with one Euler step per sub-step, the move a residual sub-layer makes, both are O(γ²)."),
     LessonStep("Transformer vs Macaron", "views/compare.py",
                dict(mode="models", s=PRESETS["bank (river)"], a="{transformer}", b="{macaron}", at_a="final",
                     at_b="final", norm="1"),

@@ -261,8 +261,8 @@ def main() -> None:
     body += [f"| {n} | {m:.1f} | {t:.0f} | {m / t:.2f} |" for n, m, t in rows]
     body += ["", "Particles (Transformer) parts, median ms: " + ", ".join(f"{k} {v:.1f}" for k, v in part_med.items())]
     if browser:
-        body += ["", f"Browser (Chromium, headless, 1280×720), the app as shipped: its default model {default} (no "
-                     "`-small` checkpoints exist yet), 32 tokens, a new sentence each time: Enter → the new figure "
+        body += ["", f"Browser (Chromium, headless, 1280×720), the app as shipped: its default model {default}, "
+                     "32 tokens, a new sentence each time: Enter → the new figure "
                      f"drawn (its SVG text shows the new word), median **{med(browser):.0f} ms**, p90 {p90:.0f} ms "
                      f"(n={len(browser)}; target ≤ {TARGET_BROWSER:.0f} ms, ratio {med(browser) / TARGET_BROWSER:.2f}); "
                      f"1-minute load average {load[0]:.2f} before, {load[1]:.2f} after. Of that, the server's part "

@@ -201,7 +201,8 @@ def procrustes(traj_a: Trajectory, traj_b: Trajectory, normalised: bool = False,
     each centred and scaled to unit norm so that every layer counts alike (the embedding too).
 
     Residuals are 1 − (Σσ)² (overall) and 1 − ⟨A_l, B_l R⟩² per boundary, on those unit shapes:
-    0 = the same shape up to the rotation and a scale, 1 = unrelated."""
+    0 = the same shape up to the rotation and a scale, 1 = orthogonal (Aᵀ B = 0); unrelated clouds fall
+    in between, and can come near 0 when there are more dimensions than tokens."""
     if traj_a.tokens != traj_b.tokens:
         raise ValueError("Procrustes matches particle to particle: the two trajectories hold different tokens")
     keep = keep_mask(traj_a.tokens, hide_special)

@@ -158,12 +158,12 @@ def render() -> None:
         with b1:
             st.metric("Procrustes residual, all layers", f"{aligned.residual:.3f}",
                       help="1 − (Σσ)², after centring each layer's cloud and scaling it to unit size: 0 = the same "
-                           "shape up to one rotation and a scale, 1 = unrelated.")
+                           "shape up to one rotation and a scale; larger = less alike (unrelated clouds need not reach 1).")
             st.plotly_chart(plot.lines_over_depth([("residual", aligned.layer_times, aligned.layer_residuals)],
                                                   "Procrustes residual", height=300, yrange=(0, 1.02)),
                             key="c_per_layer", config=dict(displaylogo=False), theme=None)
             state.explain("At each layer boundary (t = 0 is the embedding), with the one rotation: 0 = the same "
-                          "shape, 1 = unrelated. Every cloud is scaled to unit size first, so the small embedding "
+                          "shape, larger = less alike. Every cloud is scaled to unit size first, so the small embedding "
                           "counts like the rest.")
         with b2:
             st.markdown("**Linear CKA between every state of A and of B**")

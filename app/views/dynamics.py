@@ -16,8 +16,9 @@ VIEWS = {"set": "The whole sentence set", "one": "One sentence"}
 EXPERIMENT_SIZES = (16, 32, 64, 128, 0)  # 0: every sentence of the set
 
 state.header("Dynamics: do trained Transformers behave like particle systems?",
-             "The mathematics of self-attention as interacting particles predicts that tokens gather into "
-             "clusters, a few leaders draw the attention and the token cloud loses rank with depth. Each chart "
+             "The mathematics of self-attention as interacting particles (idealised: pure attention, the same "
+             "weights at every layer, long times) predicts that tokens gather into clusters, a few leaders draw "
+             "the attention and the token cloud loses rank with depth. Each chart "
              "measures one prediction on two trained models, over a whole sentence set (the median, with a band "
              "over the middle half of the sentences) or on one sentence.")
 
@@ -88,7 +89,8 @@ def render() -> None:
     labels = [f"A: {picks[0][0]}", f"B: {picks[1][0]}"]
     st.caption(f"**A** {state.model_label(models[0])} · **B** {state.model_label(models[1])} · "
                + (f"{len(sents)} sentences" if text is None else "one sentence") + " · tokens measured standardised "
-               "(LayerNorm without its weights: what a pre-LN model's next operator reads)")
+               "(LayerNorm without its gain and bias; a pre-LN model's operators read this, a post-LN model's "
+               "read a LayerNorm's output, gain and bias included)")
     sets = [dcache.measures(p[1], sents) for p in picks]
 
     # ---- the token cloud --------------------------------------------------------------------------
@@ -131,8 +133,8 @@ def render() -> None:
         chart("experiments", P.experiments(results, labels, [m.config.scheme for m in models]))
         st.caption(f"On {len(exp_sents)} sentence{'s' if len(exp_sents) > 1 else ''}, about 15 % of their words "
                    "masked. Bars: median over sentences, whiskers: quartiles. *· layers 2–L*: the first layer left "
-                   "as trained (in a pre-LN model its first sub-step moves the small embedding by many times its "
-                   "size, *Are the steps small?* above: no small step of an ODE). *Euler moves*: a post-LN "
+                   "as trained (it moves a token by about its own length in a post-LN model, the small embedding by "
+                   "many times its size in a pre-LN one, *Are the steps small?* above: no small step of an ODE). *Euler moves*: a post-LN "
                    "sub-step's move is split, then its LayerNorm runs once, as trained.")
         with st.expander("The numbers"):
             for label, rs in zip(labels, results):

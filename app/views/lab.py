@@ -18,7 +18,7 @@ SYSTEMS = {
     "attention": "attention (softmax + tanh MLP)",
     "commuting": "commuting (F and G commute)",
 }
-SOLVERS = {"exact": "exact sub-flows", "euler": "one Euler step each (a network layer)"}
+SOLVERS = {"exact": "exact sub-flows", "euler": "one Euler step each (a residual sub-layer's move)"}
 DEFAULT_SCHEMES = ["lie-trotter", "strang", "unsplit"]
 MAGNIFY = [1, 2, 5, 10, 20]
 CHART = dict(config=dict(displaylogo=False), theme=None)  # our fonts: readable on a projector
@@ -44,7 +44,8 @@ def sidebar() -> dict:
         state.init_widget("l_sub", "sub", "exact", valid=lambda v: v in SOLVERS)
         solver = st.radio("Each sub-step F, G is solved by", list(SOLVERS), key="l_sub", format_func=SOLVERS.get,
                           help="exact: the sub-flow itself (Theorem 1 of the paper is about this). Euler: "
-                               "x + h·F(x), which is what a residual sub-layer computes.")
+                               "x + h·F(x), the move a residual sub-layer makes (pre-LN: F reads LN(x); post-LN: a "
+                               "LayerNorm follows).")
         state.init_widget("l_beta", "beta", 1.0, parse=float, valid=lambda v: 0.0 <= v <= 3.0)
         beta = st.slider("Interaction strength β", 0.0, 3.0, step=0.1, key="l_beta",
                          help="Scales F (linear: diffusion rate; attention: sharpness of the softmax). "
@@ -131,7 +132,7 @@ def section_orders(o: dict) -> None:
                  r"\Phi_G(\tfrac{\gamma}{2})x}_{\text{Strang–Marchuk}} = O(\gamma^3)")
         st.markdown("**Global error** after T/γ steps: the local errors add up, one order is lost: "
                     "$O(\\gamma)$ for Lie–Trotter, $O(\\gamma^2)$ for Strang–Marchuk. With **one Euler step per "
-                    "sub-step**, as a network layer takes, both are $O(\\gamma^2)$ locally and $O(\\gamma)$ "
+                    "sub-step**, the move a residual sub-layer makes, both are $O(\\gamma^2)$ locally and $O(\\gamma)$ "
                     "globally (choose that solver in the sidebar); with **untied halves**, see 2b.")
     with right:
         st.markdown("**Why** (linear case, F = Ax, G = Bx): the Baker–Campbell–Hausdorff formula")
@@ -295,7 +296,7 @@ def section_untied(o: dict) -> None:
     state.explain(f"{SYSTEMS[o['kind']]}, {o['n']} particles, β = {o['beta']:g}. Measured: tied halves give local/"
                   "global slopes 3/2 (Theorem 1); any untying that does not vanish with γ gives 2/1, the order of "
                   "Lie–Trotter. What stays is a smaller constant while ε is small; in the trained models of section 3 "
-                  "the two half-FFNs differ by about as much as they measure (‖G₂ − G₁‖ ≈ ‖G₁‖), so ε is not small.")
+                  "the two half-FFNs differ by 1.1–3.3 times G₁'s size (‖G₂x − G₁x‖ ÷ ‖G₁x‖), so ε is not small.")
 
 
 def section_random() -> None:
@@ -399,7 +400,7 @@ def section_networks() -> dict:
             st.plotly_chart(plot.kappa_curves(r["curves"]["attention∘FFN"], bridge.SCALES,
                                               f"{name}: attention∘FFN"), key=f"l_kcurve_{slot}", **CHART)
         state.explain("Flat lines: the small-step limit holds down to the layer's own step (s = 1). A line still "
-                      "changing as s shrinks (layer 1) means the real step is far from that regime.")
+                      "changing as s shrinks means the real step is far from that regime.")
 
     st.subheader("3c · Are Macaron's two half-FFNs one operator?")
     ties = [(slot, name, r["tie"]) for slot, name, _, r in measured if r["tie"] is not None]

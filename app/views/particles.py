@@ -13,7 +13,7 @@ from macaron.schemes import SCHEMES
 VIEWS = {True: "What the operators read", False: "Raw residual stream"}
 
 state.header("Particles: one sentence, one model",
-             "Tokens are **particles**, layers are **time steps**: attention (**diffusion**) moves each particle "
+             "Tokens are **particles**, layers play the part of **time steps** (large ones: see Dynamics): attention (**diffusion**) moves each particle "
              "because of the others, the FFN (**convection**) moves each on its own. Type a sentence, press "
              "**Enter**, then **▶ Play**.")
 
