@@ -289,8 +289,8 @@ def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str,
         chosen = slot.select_slider(title, options, key=key, label_visibility="collapsed",
                                     help="The same model at the stages of its training: the random start, the "
                                          "plateau (it does not yet use word order: context effect below 0.05 "
-                                         "nats), the rise "
-                                         "(half of its final context effect) and the weights shipped.")
+                                         "nats), the rise (half of its final context effect) and the weights "
+                                         "shipped.")
         for pick, s, n in zip(picks, stages, named):
             if pick is None or chosen not in n:
                 out.append(pick)

@@ -158,7 +158,8 @@ def render() -> None:
         with b1:
             st.metric("Procrustes residual, all layers", f"{aligned.residual:.3f}",
                       help="1 − (Σσ)², after centring each layer's cloud and scaling it to unit size: 0 = the same "
-                           "shape up to one rotation and a scale; larger = less alike (unrelated clouds need not reach 1).")
+                           "shape up to one rotation and a scale; larger = less alike (unrelated clouds need not "
+                           "reach 1).")
             st.plotly_chart(plot.lines_over_depth([("residual", aligned.layer_times, aligned.layer_residuals)],
                                                   "Procrustes residual", height=300, yrange=(0, 1.02)),
                             key="c_per_layer", config=dict(displaylogo=False), theme=None)

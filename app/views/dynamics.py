@@ -133,9 +133,9 @@ def render() -> None:
         chart("experiments", P.experiments(results, labels, [m.config.scheme for m in models]))
         st.caption(f"On {len(exp_sents)} sentence{'s' if len(exp_sents) > 1 else ''}, about 15 % of their words "
                    "masked. Bars: median over sentences, whiskers: quartiles. *· layers 2–L*: the first layer left "
-                   "as trained (it moves a token by about its own length in a post-LN model, the small embedding by "
-                   "many times its size in a pre-LN one, *Are the steps small?* above: no small step of an ODE). *Euler moves*: a post-LN "
-                   "sub-step's move is split, then its LayerNorm runs once, as trained.")
+                   "as trained (it moves a token by about its own length in a post-LN model, the small "
+                   "embedding by many times its size in a pre-LN one, *Are the steps small?* above: no small step "
+                   "of an ODE). *Euler moves*: a post-LN sub-step's move is split, then its LayerNorm runs once, as trained.")
         with st.expander("The numbers"):
             for label, rs in zip(labels, results):
                 st.markdown(f"**{label}**")

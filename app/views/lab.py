@@ -296,7 +296,7 @@ def section_untied(o: dict) -> None:
     state.explain(f"{SYSTEMS[o['kind']]}, {o['n']} particles, β = {o['beta']:g}. Measured: tied halves give local/"
                   "global slopes 3/2 (Theorem 1); any untying that does not vanish with γ gives 2/1, the order of "
                   "Lie–Trotter. What stays is a smaller constant while ε is small; in the trained models of section 3 "
-                  "the two half-FFNs differ by 1.1–3.3 times G₁'s size (‖G₂x − G₁x‖ ÷ ‖G₁x‖), so ε is not small.")
+                  "the two half-FFNs are more than their own size apart (3c measures them), so ε is not small.")
 
 
 def section_random() -> None:
