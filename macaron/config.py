@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .schemes import get_scheme, n_convection, n_diffusion
+from .schemes import get_scheme, n_convection, n_diffusion, n_full
 
 ATTENTIONS = ("dot", "dense", "random", "random-fixed", "factorized-dense", "factorized-random",
               "random+dot", "dense+dot", "random+dense")
@@ -39,6 +39,11 @@ class ModelConfig:
     floater_hidden: int = 128     # FLOATER: width of the dynamics network h(p, t; θ)
     floater_delta: float = 0.1    # FLOATER: time between consecutive positions, t_i = i·Δ
     mlm_head: bool = True         # BERT's masked-LM head, decoder tied to the token embedding
+    # Depth as time (DESIGN.md): one layer's weights at every depth make an autonomous vector field, and a
+    # step h moves each sub-step by h × its fraction, so n_layers steps run to the time T = n_layers·h.
+    shared: bool = False          # one set of layer weights, applied n_layers times (ALBERT; the theory)
+    step: float = 1.0             # h, the layer's time step (1: the unit steps of BERT and the paper)
+    tied_halves: bool = False     # one FFN (and its norm) for every convection sub-step: Strang's same G
     name: str = ""
 
     def __post_init__(self):
@@ -49,14 +54,28 @@ class ModelConfig:
                 raise ValueError(f"unknown {field} {getattr(self, field)!r}; choose one of {list(allowed)}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
+        if not self.step > 0:
+            raise ValueError(f"step={self.step}: the time step h must be positive")
+        if self.tied_halves and (n_convection(self.substeps) < 2 or n_full(self.substeps)):
+            raise ValueError(f"tied_halves: scheme {self.scheme!r} has no two convection sub-steps to tie")
         width = self.ffn_total - self.attention_toll
-        if width <= 0 or width % n_convection(self.substeps):
+        if width <= 0 or width % self.n_ffn:
             raise ValueError(f"ffn_total={self.ffn_total} (less {self.attention_toll} for the extra attention "
-                             f"sub-steps) does not split evenly over {n_convection(self.substeps)} convection sub-steps")
+                             f"sub-steps) does not split evenly over {self.n_ffn} FFNs")
 
     @property
     def substeps(self):
         return get_scheme(self.scheme).substeps
+
+    @property
+    def n_ffn(self) -> int:
+        """FFNs a layer holds: one per convection sub-step, or one for all of them when tied."""
+        return 1 if self.tied_halves else n_convection(self.substeps)
+
+    @property
+    def time(self) -> float:
+        """T = n_layers·h, the time the layers run to."""
+        return self.n_layers * self.step
 
     @property
     def attention_toll(self) -> int:
@@ -68,8 +87,9 @@ class ModelConfig:
     @property
     def ffn_inner(self) -> int:
         """Inner width of each convection sub-step: 4d for a Transformer, 2d + 2d for Macaron, 2d for
-        Att-FFN-Att: one FFN budget per layer, whatever the scheme."""
-        return (self.ffn_total - self.attention_toll) // n_convection(self.substeps)
+        Att-FFN-Att: one FFN budget per layer, whatever the scheme. Tied halves hold one FFN of the whole
+        budget (4d), run twice for ½: the parameters of a Transformer layer, twice its FFN compute."""
+        return (self.ffn_total - self.attention_toll) // self.n_ffn
 
     @classmethod
     def named(cls, size: str, **overrides) -> "ModelConfig":

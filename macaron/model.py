@@ -45,6 +45,8 @@ class Layer(nn.Module):
     pre-LN:  x ← x + h·op(LN(x))      (the displacement is exactly h times the operator)
     post-LN: x ← LN(x + h·op(x))      (BERT; the norm moves the particle again, by itself: LN(x) ≠ x)
 
+    h is the sub-step's fraction of the layer's time step (config.step, 1 for BERT-style models).
+
     A *plan* says which sub-steps run, in which order, for which fraction h, in how many Euler moves
     n: ((k, h, n), ...). The layer's own plan walks its scheme with n = 1; other plans run the same
     operators as another scheme, or with smaller moves (macaron.dynamics' ODE experiments).
@@ -52,9 +54,15 @@ class Layer(nn.Module):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.scheme, self.post_norm = cfg.substeps, cfg.norm == "post"
-        self.ops = nn.ModuleList(operator(s.kind, cfg) for s in self.scheme)
-        self.norms = nn.ModuleList(nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) for _ in self.scheme)
+        self.scheme, self.post_norm, self.step = cfg.substeps, cfg.norm == "post", cfg.step
+        ops, norms, tied = [], [], None
+        for s in self.scheme:
+            if cfg.tied_halves and s.kind == CONVECTION and tied:  # the same G (FFN and norm) in every half
+                ops.append(tied[0]), norms.append(tied[1])
+                continue
+            ops.append(operator(s.kind, cfg)), norms.append(nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps))
+            tied = (ops[-1], norms[-1]) if s.kind == CONVECTION else tied
+        self.ops, self.norms = nn.ModuleList(ops), nn.ModuleList(norms)
         self.drop = nn.Dropout(cfg.dropout)
 
     @property
@@ -69,25 +77,29 @@ class Layer(nn.Module):
         return self.ops[k](inp, keep, position, need_weights)
 
     def substep(self, k: int, x, keep=None, position=None, need_weights=False, fraction: float | None = None,
-                moves: int = 1):
+                moves: int = 1, sizes: list | None = None):
         """Advance x by sub-step k for `fraction` of the step (default: its fraction in the scheme), in
         `moves` Euler moves of fraction/moves each. Post-LN normalises once, after the last move: the
         norm is not part of the sub-flow that finer moves resolve. The mixing weights returned are
-        those at the state entering the sub-step."""
+        those at the state entering the sub-step. `sizes` receives each move's mean ‖Δx‖²/‖x‖²."""
         h = (self.scheme[k].fraction if fraction is None else fraction) / moves
-        x, weights = self.move(k, x, h, keep, position, need_weights)
+        x, weights = self.move(k, x, h, keep, position, need_weights, sizes)
         for _ in range(moves - 1):
-            x = self.move(k, x, h, keep, position)[0]
+            x = self.move(k, x, h, keep, position, sizes=sizes)[0]
         return (self.norms[k](x) if self.post_norm else x), weights
 
-    def move(self, k: int, x, h: float, keep=None, position=None, need_weights=False):
-        """One Euler move of sub-step k's operator, x + h·op, without a post-LN norm: (x', mixing)."""
+    def move(self, k: int, x, h: float, keep=None, position=None, need_weights=False, sizes: list | None = None):
+        """One Euler move of sub-step k's operator for a fraction h of the layer's step, x + step·h·op,
+        without a post-LN norm: (x', mixing)."""
         v, weights = self.velocity(k, x, keep, position, need_weights)
-        return x + h * self.drop(v), weights
+        dx = self.step * h * self.drop(v)
+        if sizes is not None:  # the move relative to the state, squared: what a penalty keeps small
+            sizes.append((dx.float().pow(2).sum(-1) / x.float().pow(2).sum(-1).clamp_min(1e-12)).mean())
+        return x + dx, weights
 
-    def forward(self, x, keep=None, position=None, record=None, plan=None):
+    def forward(self, x, keep=None, position=None, record=None, plan=None, sizes: list | None = None):
         for k, h, n in plan or self.plan:
-            x, weights = self.substep(k, x, keep, position, record is not None, h, n)
+            x, weights = self.substep(k, x, keep, position, record is not None, h, n, sizes)
             if record is not None:
                 record.append((x, weights))
         return x
@@ -105,13 +117,18 @@ class Encoder(nn.Module):
             self.floater = Floater(cfg)
         self.embed_norm = nn.LayerNorm(d, eps=cfg.layer_norm_eps) if cfg.norm == "post" else nn.Identity()
         self.embed_drop = nn.Dropout(cfg.dropout)
-        self.layers = nn.ModuleList(Layer(cfg) for _ in range(cfg.n_layers))
+        shared = Layer(cfg) if cfg.shared else None  # one module at every depth: the same weights each step
+        self.layers = nn.ModuleList(shared or Layer(cfg) for _ in range(cfg.n_layers))
         self.final_norm = nn.LayerNorm(d, eps=cfg.layer_norm_eps) if cfg.norm == "pre" else nn.Identity()
         if cfg.mlm_head:  # BERT's head; the decoder is tied to the token embedding
             self.mlm_transform = nn.Sequential(nn.Linear(d, d), ACTIVATION[cfg.activation](),
                                                nn.LayerNorm(d, eps=cfg.layer_norm_eps))
             self.mlm_bias = nn.Parameter(torch.zeros(cfg.vocab_size))
         self.apply(_init_weights)
+        # A weight used in several places (shared layers, tied halves) is stored once, under its first name
+        self.aliases = _aliases(self)
+        self.register_state_dict_post_hook(_drop_aliases)
+        self.register_load_state_dict_pre_hook(_fill_aliases)
 
     # ---- the computation -------------------------------------------------------------
     @property
@@ -147,16 +164,17 @@ class Encoder(nn.Module):
         walking its scheme (a plan is ((sub-step index, fraction, Euler moves), ...), see Layer)."""
         return tuple((l, layer.plan) for l, layer in enumerate(self.layers))
 
-    def forward(self, ids, keep=None, record=None, program=None):
+    def forward(self, ids, keep=None, record=None, program=None, sizes: list | None = None):
         """ids [B, T] -> hidden states [B, T, d] after the final norm. `record`, a list, receives
         (state, mixing) for the embedding and after every sub-step. `program` runs the layers'
-        operators in another arrangement: reordered, refined, a layer repeated (default: its own)."""
+        operators in another arrangement: reordered, refined, a layer repeated (default: its own).
+        `sizes`, a list, receives every Euler move's mean ‖Δx‖²/‖x‖² (a differentiable scalar each)."""
         x = self.embed(ids)
         if record is not None:
             record.append((x, None))
         positions = self.block_positions(ids.shape[1])
         for l, plan in self.program() if program is None else program:
-            x = self.layers[l](x, keep, positions[l], record, plan)
+            x = self.layers[l](x, keep, positions[l], record, plan, sizes)
         return self.final_norm(x)
 
     def head(self, hidden):  # [..., d] -> [..., V]
@@ -337,6 +355,27 @@ def _is_id_list(x) -> bool:
         return x.ndim == 1
     return isinstance(x, Sequence) and not isinstance(x, str) and len(x) > 0 and \
         all(isinstance(i, (int, np.integer)) for i in x)
+
+
+def _aliases(module: nn.Module) -> dict[str, str]:
+    """{name: first name} of every parameter or buffer that is also reachable under an earlier name."""
+    first: dict[int, str] = {}
+    out = {}
+    for name, t in [*module.named_parameters(remove_duplicate=False), *module.named_buffers(remove_duplicate=False)]:
+        out.update({name: first[id(t)]} if id(t) in first else {})
+        first.setdefault(id(t), name)
+    return out
+
+
+def _drop_aliases(module, state_dict, prefix, local_metadata):
+    for alias in module.aliases:
+        state_dict.pop(prefix + alias, None)
+
+
+def _fill_aliases(module, state_dict, prefix, *args):
+    for alias, name in module.aliases.items():
+        if prefix + name in state_dict:
+            state_dict.setdefault(prefix + alias, state_dict[prefix + name])
 
 
 def _init_weights(m: nn.Module):

@@ -112,3 +112,8 @@ def n_convection(substeps: tuple[Sub, ...]) -> int:
 def n_diffusion(substeps: tuple[Sub, ...]) -> int:
     """Sub-steps that run an attention."""
     return sum(s.kind in (DIFFUSION, FULL) for s in substeps)
+
+
+def n_full(substeps: tuple[Sub, ...]) -> int:
+    """Unsplit sub-steps (attention and FFN in one)."""
+    return sum(s.kind == FULL for s in substeps)

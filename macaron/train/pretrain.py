@@ -95,6 +95,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     g.add_argument("--heads", type=int, help="override the number of heads")
     g.add_argument("--ffn", type=int, help="override the FFN budget per layer")
     g.add_argument("--name", default=None, help="name of the one model (default <scheme>-<size>)")
+    g.add_argument("--shared", action="store_true", help="one set of layer weights at every depth (depth as time)")
+    g.add_argument("--step", type=float, default=None, help="the layers' time step h (default 1; T = layers × h)")
+    g.add_argument("--tied-halves", action="store_true",
+                   help="models with two convection sub-steps (Macaron) use one FFN for both: Strang's same G")
+    g.add_argument("--move-penalty", type=float, default=0.0,
+                   help="add this × the mean over Euler moves of ‖Δx‖²/‖x‖² to the training loss (keeps steps small)")
     g = p.add_argument_group("data")
     g.add_argument("--data", default=None, help="a packed folder (python -m macaron.train.pack) or a text corpus")
     g.add_argument("--corpus", default=str(ROOT / "data" / "corpus"), help="text corpus (when --data is not given)")
@@ -198,7 +204,8 @@ def model_configs(args, vocab_size: int) -> dict[str, ModelConfig]:
         try:
             cfg = ModelConfig.named(size, **fields, name=name)
             for field, value in (("d_model", args.d_model), ("n_layers", args.layers), ("n_heads", args.heads),
-                                 ("ffn_total", args.ffn)):
+                                 ("ffn_total", args.ffn), ("step", args.step), ("shared", args.shared or None),
+                                 ("tied_halves", args.tied_halves and cfg.n_ffn > 1 or None)):
                 if value is not None:
                     setattr(cfg, field, value)
             out[name] = ModelConfig.from_dict(cfg.to_dict())  # re-validate after the overrides
@@ -259,15 +266,17 @@ class Dist:
 class MaskedLM(nn.Module):
     """Encoder + tied MLM head; the head runs on the masked positions only (the loss ignores the rest)."""
 
-    def __init__(self, encoder):
+    def __init__(self, encoder, move_penalty: float = 0.0):
         super().__init__()
-        self.encoder = encoder
+        self.encoder, self.move_penalty = encoder, move_penalty
 
     def forward(self, ids, keep, labels):
-        hidden = self.encoder(ids, keep)
+        sizes = [] if self.move_penalty else None  # plus λ·mean ‖Δx‖²/‖x‖²: steps kept small by the loss
+        hidden = self.encoder(ids, keep, sizes=sizes)
         chosen = labels != IGNORE
         logits = self.encoder.head(hidden[chosen])
-        return F.cross_entropy(logits.float(), labels[chosen], ignore_index=IGNORE)
+        loss = F.cross_entropy(logits.float(), labels[chosen], ignore_index=IGNORE)
+        return loss + self.move_penalty * torch.stack(sizes).mean() if sizes else loss
 
 
 def optimizer_for(model: nn.Module, args, device) -> torch.optim.AdamW:
@@ -327,7 +336,7 @@ class Member:
             # only Dynamo's graph capture runs (backend "eager"): the dry run checks the capture in seconds,
             # where Inductor's C++ build would take minutes
             self.encoder.compile(backend="inductor" if dist.device.type == "cuda" else "eager")
-        self.mlm = MaskedLM(self.encoder).train()
+        self.mlm = MaskedLM(self.encoder, args.move_penalty).train()
         self.net: nn.Module = self.mlm
         if dist.world > 1:
             ids = [dist.device] if dist.device.type == "cuda" else None
@@ -796,7 +805,7 @@ class Run:
                 "save_dtype": "float16" if dtype == torch.float16 else "float32", "compiled": bool(a.compile),
                 "precision": precision.name(self.dtype), "mask_rate": a.mask_rate, "mask_only": a.mask_only,
                 "init_sha256": m.init_sha256, "warm_starts": self.warm_starts, "phases": self.phases,
-                "precisions": self.precisions}
+                "precisions": self.precisions, "move_penalty": a.move_penalty}
 
 
 def train(args) -> int:

@@ -1,0 +1,100 @@
+"""Depth as time: shared layer weights, a time step h, tied Macaron halves and the move penalty, each
+checked against code that does not go through the option under test (torchdiffeq for the flow, the
+recorded states for the move sizes, hand-built compositions for sharing and tying)."""
+from __future__ import annotations
+
+import pytest
+import torch
+from torchdiffeq import odeint
+
+import macaron
+from macaron import ModelConfig, build
+from macaron.dynamics import refined
+from macaron.train.pretrain import MaskedLM
+
+
+def tiny(**kw) -> macaron.model.Encoder:
+    torch.manual_seed(0)
+    fields = dict(d_model=32, n_layers=3, n_heads=4, ffn_total=128, vocab_size=64, max_len=32, dropout=0.0)
+    return build(ModelConfig(**{**fields, **kw}))
+
+
+IDS = torch.randint(5, 64, (2, 9), generator=torch.Generator().manual_seed(1))
+
+
+def test_shared_layers_are_one_set_of_weights_applied_again_and_again():
+    model = tiny(shared=True)
+    untied = tiny()
+    assert all(layer is model.layers[0] for layer in model.layers)
+    per_layer = sum(p.numel() for p in untied.layers[0].parameters())
+    assert untied.num_parameters() - model.num_parameters() == 2 * per_layer  # 3 layers held once
+    # the same as one layer module applied three times by hand
+    x = model.embed(IDS)
+    for _ in range(3):
+        x = model.layers[0](x)
+    torch.testing.assert_close(model(IDS), model.final_norm(x))
+    # training moves the one tensor, and every step sees the change
+    model.train()
+    model(IDS).sum().backward()
+    assert model.layers[2].ops[0].qkv.weight.grad is model.layers[0].ops[0].qkv.weight.grad
+
+
+def test_tied_halves_are_one_tensor_and_match_the_transformers_parameters():
+    macaron_ = tiny(scheme="macaron", tied_halves=True)
+    transformer = tiny()
+    layer = macaron_.layers[0]
+    assert layer.ops[0] is layer.ops[2] and layer.norms[0] is layer.norms[2]
+    assert layer.ops[0].fc1.weight.data_ptr() == layer.ops[2].fc1.weight.data_ptr()
+    assert layer.ops[0].fc1.out_features == transformer.layers[0].ops[1].fc1.out_features == 128  # the whole budget
+    assert macaron_.num_parameters() == transformer.num_parameters()
+    with pytest.raises(ValueError, match="no two convection"):
+        ModelConfig(scheme="transformer", tied_halves=True)
+
+
+@pytest.mark.parametrize("kw", [dict(shared=True), dict(scheme="macaron", tied_halves=True),
+                                dict(scheme="macaron", tied_halves=True, shared=True, step=0.25, norm="post")])
+def test_a_weight_used_twice_is_saved_once_and_loads_back(tmp_path, kw):
+    model = tiny(**kw)
+    model.save(tmp_path / "m")
+    from safetensors.torch import load_file
+    stored = {k for f in (tmp_path / "m").glob("*.safetensors") for k in load_file(f)}
+    assert not any(k.startswith(("layers.1.", "layers.2.")) for k in stored) or not kw.get("shared")
+    assert not any(".ops.2." in k for k in stored) or not kw.get("tied_halves")
+    loaded = macaron.load(tmp_path / "m")
+    assert all(layer is loaded.layers[0] for layer in loaded.layers) == bool(kw.get("shared"))
+    torch.testing.assert_close(loaded(IDS), model(IDS))
+
+
+def test_a_step_scales_every_move_and_finer_moves_converge_to_the_split_flow_at_first_order():
+    """Pre-LN, shared, h = 0.25: the model's trace with each sub-step in n Euler moves against each sub-flow
+    dx/dt = h·op(LN(x)) solved by torchdiffeq (dopri5), composed in the scheme's order."""
+    h = 0.25
+    model = tiny(shared=True, step=h, n_layers=4, scheme="macaron", tied_halves=True).double()
+    ids = IDS[:1]
+    x = model.embed(ids)
+    with torch.no_grad():
+        for layer in model.layers:
+            for k, sub in enumerate(layer.scheme):
+                field = lambda t, y, k=k, layer=layer: h * layer.velocity(k, y)[0]  # noqa: E731
+                x = odeint(field, x, torch.tensor([0.0, sub.fraction], dtype=x.dtype), rtol=1e-10, atol=1e-12)[-1]
+        exact = model.final_norm(x)
+        errors = [(model(ids, program=refined(model.program(), n)) - exact).norm().item() for n in (4, 8, 16)]
+    assert errors[0] / errors[1] == pytest.approx(2, rel=0.15) and errors[1] / errors[2] == pytest.approx(2, rel=0.15)
+    # and h is really the step: the unit-step model moves four times as far in one Euler move
+    unit = tiny(shared=True, step=1.0, n_layers=4, scheme="macaron", tied_halves=True).double()
+    unit.load_state_dict(model.state_dict())
+    y = model.embed(ids)
+    torch.testing.assert_close(model.layers[0].move(1, y, 1.0)[0] - y, 0.25 * (unit.layers[0].move(1, y, 1.0)[0] - y))
+
+
+def test_move_sizes_are_the_recorded_moves_and_the_penalty_adds_them():
+    model = tiny(step=0.5, scheme="macaron")  # pre-LN: the recorded displacement is exactly h·op
+    sizes, record = [], []
+    model(IDS, record=record, sizes=sizes)
+    states = [s for s, _ in record]
+    by_hand = [((b - a).pow(2).sum(-1) / a.pow(2).sum(-1)).mean() for a, b in zip(states, states[1:])]
+    torch.testing.assert_close(torch.stack(sizes), torch.stack(by_hand))
+    labels = torch.full_like(IDS, -100)
+    labels[:, 3] = IDS[:, 3]
+    plain, penalised = MaskedLM(model)(IDS, None, labels), MaskedLM(model, 5.0)(IDS, None, labels)
+    torch.testing.assert_close(penalised - plain, 5.0 * torch.stack(by_hand).mean())
