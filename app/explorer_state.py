@@ -8,28 +8,21 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import Callable
 
 import streamlit as st
 
 import macaron
+from macaron import lesson
 from macaron.checkpoint import PRETRAINED, default_pair
 from macaron.schemes import get_scheme
 
 CUSTOM = "Your own model folder…"
 URL_MAX_VALUE = 2000  # longer values (a pasted page of text) stay out of the link
 
-PRESETS = {
-    "bank (river)": "i sat on the bank of the river and watched the water .",
-    "bank (money)": "i went to the bank to deposit my money .",
-    "capital [MASK]": "the capital of france is [MASK] .",
-    "cat [MASK]": "the cat sat on the [MASK] .",
-    "agreement [MASK]": "the keys to the old cabinet [MASK] on the table .",
-    "school [MASK]": "the children went to [MASK] in the morning .",
-    "long sentence (30 tokens)": ("after the long meeting , the tired engineers walked slowly to the small cafe "
-                                  "near the old station and ordered coffee , tea and two slices of cake ."),
-}
-DEFAULT_SENTENCE = PRESETS["capital [MASK]"]
+# The teaching sentences, the opening one and the guided lesson are the library's (macaron.lesson): the app
+# and the lesson file read the same steps.
+PRESETS, DEFAULT_SENTENCE, LESSON, LessonStep = lesson.PRESETS, lesson.DEFAULT_SENTENCE, lesson.LESSON, lesson.LessonStep
 
 
 # What the Particles and Compare pages say about the schemes, in the Splitting lab's words.
@@ -173,8 +166,11 @@ def model_label(model) -> str:
     c = model.config
     scheme = get_scheme(c.scheme)
     variant = (f" · {c.attention} attention (Synthesizer)" if c.attention != "dot" else "") + \
-              {"learned": "", "none": " · no positions"}.get(c.position, f" · {c.position} positions")
-    return f"{c.name} · {scheme.layer} ({scheme.short}) · {c.n_layers}×{c.d_model} · {c.norm}-LN{variant}"
+              {"learned": "", "none": " · no positions"}.get(c.position, f" · {c.position} positions") + \
+              (" · one layer's weights shared by every step" if c.shared else "") + \
+              (f" · embeddings {c.embedding_size} → {c.d_model}" if c.embedding_size else "")
+    family = f" · {c.hf_family}" if c.hf_family else ""  # a Hugging Face folder, by its family (macaron.hf)
+    return f"{c.name}{family} · {scheme.layer} ({scheme.short}) · {c.n_layers}×{c.d_model} · {c.norm}-LN{variant}"
 
 
 # ---- widgets shared by the pages ------------------------------------------------------------
@@ -335,7 +331,8 @@ def preset_picker(text_key: str, key: str) -> None:
         st.session_state[key] = "(choose one)"  # the box is a menu, not a state: the sentence box holds it
 
     st.selectbox("Preset sentences", ["(choose one)"] + list(PRESETS), key=key, on_change=apply,
-                 help="Sentences chosen to teach: two senses of 'bank', masked words to guess, a long one.")
+                 help="Sentences chosen to teach: two senses of 'bank', masked words to guess, a long one. "
+                      + lesson.WHAT_THEY_KNOW)
 
 
 def sentence_input(key: str, preset_key: str, columns=(5, 2), **text_input) -> tuple[str, list]:
@@ -382,42 +379,6 @@ def explain(md: str) -> None:
 
 
 # ---- the guided lesson ----------------------------------------------------------------------
-class LessonStep(NamedTuple):
-    title: str
-    page: str     # the page file, as st.navigation knows it
-    view: dict    # its URL parameters (the model names are filled in when the link is drawn)
-    say: str      # one sentence of explanation
-
-
-LESSON = (
-    LessonStep("What a particle is", "views/particles.py",
-               dict(s=PRESETS["bank (river)"], m="{transformer}", at="final", frame="0", norm="1", trail="4"),
-               "Each dot is one token of the sentence, a particle; where it sits is the model's state for that "
-               "token, drawn along the two directions in which the states vary most. Press ▶ Play."),
-    LessonStep("A diffusion step", "views/particles.py",
-               dict(s=PRESETS["bank (river)"], m="{transformer}", at="final", frame="1", norm="1", trail="0"),
-               "Attention moves each particle because of the others: blue arrows are the moves, dotted lines "
-               "join each particle to the one it listens to most, and the matrix gives every weight."),
-    LessonStep("A convection step", "views/particles.py",
-               dict(s=PRESETS["bank (river)"], m="{transformer}", at="final", frame="2", norm="1", trail="0"),
-               "The FFN moves each particle on its own: the same function for every token, reading only that "
-               "token's state, so its mixing matrix is the identity."),
-    LessonStep("Lie–Trotter vs Strang", "views/lab.py", dict(sys="linear", sub="exact"),
-               "On a toy system whose exact motion is known, the order of the sub-steps matters: solved exactly "
-               "with the same G in both halves, Strang's local error is O(γ³) against Lie–Trotter's O(γ²) as the "
-               "step shrinks; with one Euler step per sub-step, the move a residual sub-layer makes, both are O(γ²)."),
-    LessonStep("Transformer vs Macaron", "views/compare.py",
-               dict(mode="models", s=PRESETS["bank (river)"], a="{transformer}", b="{macaron}", at_a="final",
-                    at_b="final", norm="1"),
-               "One sentence through a Transformer layer stack (attention, then FFN) and a Macaron one (½ FFN, "
-               "attention, ½ FFN) on one layer clock: Play, and watch the rhythm of the sub-steps."),
-    LessonStep("What learning changes", "views/particles.py",
-               dict(s=PRESETS["school [MASK]"], m="{transformer}", at="plateau", frame="0", norm="1", trail="4"),
-               "At the plateau the model guesses the same few words whatever the sentence (see under the plot). "
-               "Move the stage to rise, then final, and Play each time: once it reads word order, it guesses school."),
-)
-
-
 def lesson_step() -> int | None:
     """The lesson step this page shows (?lesson=k), or None."""
     raw = st.query_params.get("lesson")
@@ -434,11 +395,17 @@ def _offers(path: str, stage: str) -> bool:
 def _lesson_params(k: int) -> dict:
     """Step k's URL parameters, with the default pair; a step at a stage of training takes the default
     pair among the models that ship that stage (the 6 × 512 pair ships its final weights only)."""
+    a, b = lesson_models(k)
+    return lesson.params(k, a, b)
+
+
+def lesson_models(k: int) -> tuple[str | None, str | None]:
+    """The (Transformer, Macaron) names step k opens: the default pair, or where the step asks for a stage of
+    training, the default pair among the models that ship that stage."""
     view, paths = LESSON[k - 1].view, model_paths()
     if view.get("at", "final") != "final":
         paths = {n: p for n, p in paths.items() if _offers(p, view["at"])} or paths
-    a, b = default_pair(list(paths), paths)
-    return {p: v.format(transformer=a or "", macaron=b or "") for p, v in view.items()}
+    return default_pair(list(paths), paths)
 
 
 def lesson_view(k: int) -> dict:
@@ -454,10 +421,37 @@ def lesson_link(k: int, label: str | None = None, where=st, icon: str | None = N
 
 
 def lesson_menu() -> None:
-    """The lesson's steps, in the sidebar: each opens its page and view."""
+    """The lesson's steps, in the sidebar: each opens its page and view; under them, the whole lesson as one
+    file for the models the steps open."""
     with st.sidebar.expander(f"Guided lesson ({len(LESSON)} steps)", icon=":material/school:", expanded=bool(lesson_step())):
         for k in range(1, len(LESSON) + 1):
             lesson_link(k, key="menu")
+        paths = model_paths()
+        (a, b), learner = lesson_models(1), lesson_models(len(LESSON))[0]
+        if a is None or b is None:
+            return
+        folders = (paths[a], paths[b], paths.get(learner or a, paths[a]))
+        shown = ", ".join(dict.fromkeys(n for n in (a, b, learner) if n))
+        st.download_button("Download this lesson", data=lambda: lesson_file(*folders), file_name="macaron-lesson.html",
+                           mime="text/html", on_click="ignore", icon=":material/download:", key="lesson_file",
+                           disabled=not all((Path(f) / "config.json").is_file() for f in folders),
+                           help=f"All {len(LESSON)} steps in one HTML file ({shown}): their text, the teacher's notes "
+                                "and the figures, interactive as here. It opens in any browser, offline (about 6 MB, "
+                                "nothing fetched), and prints as a handout, one step a page.")
+
+
+@st.cache_data(show_spinner=False, max_entries=2)  # a few MB each; every session asks for the same one
+def lesson_file(transformer: str, macaron_path: str, learner: str) -> str:
+    """The lesson file (macaron.plot.lesson) for these folders; a page with the reason if one does not load."""
+    import html
+
+    from macaron.plot import lesson as handout
+
+    try:
+        return handout.lesson_html([transformer, macaron_path], learner)
+    except Exception as e:  # a folder that does not load: say why in the file, never a traceback
+        return (f"<!DOCTYPE html><meta charset='utf-8'><title>Macaron Explorer lesson</title>"
+                f"<p>The lesson could not be written: {html.escape(str(e))}</p>")
 
 
 # ---- device and timing ----------------------------------------------------------------------

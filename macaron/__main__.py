@@ -2,6 +2,7 @@
 
     python -m macaron trace --model NAME_OR_PATH "a sentence" [--json FILE]
     python -m macaron dynamics --model A [--model B] [--sentences FILE] --out DIR
+    python -m macaron lesson --out lesson.html [--model T --model M] [--learning NAME] [--present]
     python -m macaron list
 """
 from __future__ import annotations
@@ -113,6 +114,20 @@ def dynamics(args) -> int:
     return 0
 
 
+def lesson(args) -> int:
+    """The guided lesson as one HTML file: built whole in memory, then written beside the target and renamed,
+    so a failure leaves no file (and an existing one as it was)."""
+    from .plot import lesson as L
+
+    out = args.out
+    if out.is_dir() or not out.parent.is_dir():  # before the minutes of work, not after
+        L.write(out, "")  # raises the message (writes nothing)
+    text = L.lesson_html(args.model, args.learning, present=args.present, device=args.device)
+    L.write(out, text)
+    print(f"lesson written to {out} ({len(text.encode()) / 1e6:.1f} MB): open it in any browser, offline")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m macaron", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -133,11 +148,26 @@ def main(argv=None) -> int:
                     help="run the ODE experiments on the first N sentences (default: all; 0: none)")
     dy.add_argument("--extend", type=int, default=12, help="repeat the last layer this many more times (default 12)")
     dy.add_argument("--quiet", action="store_true", help="no progress bars")
+    le = sub.add_parser("lesson", help="the guided lesson as one self-contained HTML file (offline; prints as a handout)")
+    le.add_argument("--out", type=Path, required=True, help="the HTML file to write (replaced only once complete)")
+    le.add_argument("--model", action="append", default=None,
+                    help="the Transformer, then (repeat) the Macaron model: shipped names or folders "
+                         "(default: the shipped default pair)")
+    le.add_argument("--learning", default=None, help="the model whose stages of training step 6 shows (default: "
+                                                     "one that ships them)")
+    le.add_argument("--present", action="store_true", help="presenter-sized fonts, for a projector")
+    le.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     sub.add_parser("list", help="list the shipped models")
     args = parser.parse_args(argv)
     if args.command == "list":
         print("\n".join(available()) or "no shipped models in pretrained/")
         return 0
+    if args.command == "lesson":
+        try:
+            return lesson(args)
+        except (CheckpointError, InputError, OSError, ValueError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     if args.command == "dynamics":
         try:
             return dynamics(args)

@@ -103,13 +103,14 @@ def test_particles_default_view_and_url():
     assert len(fig["frames"]) == 5  # 2 layers × 2 sub-steps + embedding
     assert any(d["type"] == "heatmap" for d in fig["data"])  # who pulls whom, on the same clock
     assert "What the operators read" in texts(at.caption)
-    assert len(at.get("download_button")) == 7  # PNG, SVG, GIF, MP4, HTML, CSV, JSON
+    assert len(at.main.get("download_button")) == 7  # PNG, SVG, GIF, MP4, HTML, CSV, JSON (the lesson's: sidebar)
     assert "O(γ²) either way" in texts(at.markdown) and "Splitting lab" in texts(at.markdown)
 
 
 def test_particles_every_widget():
     at = fresh()
-    assert at.selectbox(key="p_mask").options == ["(none)", "1: the", "2: capital", "3: of", "4: france", "5: is"]
+    words = state.DEFAULT_SENTENCE.replace("[MASK]", "").replace(" .", "").split()  # its words, not the mask
+    assert at.selectbox(key="p_mask").options == ["(none)"] + [f"{i + 1}: {w}" for i, w in enumerate(words)]
     at.selectbox(key="p_preset").set_value("bank (river)")
     run(at)
     assert at.text_input(key="p_text").value == state.PRESETS["bank (river)"]
@@ -275,7 +276,7 @@ def test_compare_two_models_every_widget():
     at.text_input(key="c_text").set_value("the cat sat on the [MASK] .")
     at.selectbox(key="c_b").set_value("tiny-transformer")
     run(at)
-    assert len(at.get("download_button")) == 3
+    assert len(at.main.get("download_button")) == 3
 
 
 def test_compare_two_sentences():

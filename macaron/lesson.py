@@ -1,0 +1,125 @@
+"""The guided lesson: six steps, each a view of the explorer with one sentence of explanation and a note
+for the teacher. The app (its sidebar's *Guided lesson*, `?lesson=k`) and the lesson file
+(`python -m macaron lesson --out lesson.html`, macaron.plot.lesson) read these same steps, so they
+cannot drift apart.
+
+A step's `view` holds the app's URL parameters of that view; "{transformer}" and "{macaron}" stand for
+the models the lesson is given (the default pair, or the pair among the models that ship their stages
+of training where a step asks for a stage). `print_at` is the frame the printed handout shows: a frame
+index of a Particles or Splitting-lab animation ("last": its last one), or a layer time on Compare.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+# Sentences chosen to teach: two senses of "bank", masked words to guess, a long one. The app's preset
+# menu lists them; the lesson's steps name them.
+PRESETS = {
+    "born in new [MASK]": "he was born in new [MASK] .",
+    "bank (river)": "i sat on the bank of the river and watched the water .",
+    "bank (money)": "i went to the bank to deposit my money .",
+    "capital [MASK]": "the capital of france is [MASK] .",
+    "cat [MASK]": "the cat sat on the [MASK] .",
+    "agreement [MASK]": "the keys to the old cabinet [MASK] on the table .",
+    "school [MASK]": "the children went to [MASK] in the morning .",
+    "long sentence (30 tokens)": ("after the long meeting , the tired engineers walked slowly to the small cafe "
+                                  "near the old station and ordered coffee , tea and two slices of cake ."),
+}
+# The sentence the app opens with, chosen by measurement (docs/choose_lesson_sentence.py --opening): among
+# 25 candidates with one [MASK], those whose word is the top guess of both default models (the 6 × 512
+# pair) and, of those, the one whose word they give the highest probability (york: 0.78 and 0.75). Both
+# models already guess york after layer 1's attention, the second sub-step of the animation.
+DEFAULT_SENTENCE = PRESETS["born in new [MASK]"]
+
+# What the shipped models know, in one honest sentence (measured: README, "What they guess").
+WHAT_THEY_KNOW = (
+    "These are small models (6 layers, trained for 3.6–6.3 hours on a 2-core CPU; 40–43 % of held-out masked "
+    "words right): they often guess the right kind of word rather than the word. \"the capital of france is "
+    "[MASK] .\" gets located, founded, established from the 6 × 512 pair, not paris.")
+
+
+class LessonStep(NamedTuple):
+    title: str
+    page: str      # the app's page file, as st.navigation knows it
+    view: dict     # its URL parameters (the model names are filled in when the step is opened)
+    say: str       # one sentence of explanation, shown above the view
+    note: str      # for the teacher: what to do, what to say, under which conditions it holds
+    print_at: int | float | str  # the handout's frame: a frame index, "last", or a layer time (Compare)
+    print_why: str  # why that frame shows the step's point
+
+
+LESSON = (
+    LessonStep(
+        "What a particle is", "views/particles.py",
+        dict(s=PRESETS["bank (river)"], m="{transformer}", at="final", frame="0", norm="1", trail="4"),
+        "Each dot is one token of the sentence, a particle; where it sits is the model's state for that "
+        "token, drawn along the two directions in which the states vary most. Press ▶ Play.",
+        "Press ▶ Play once before saying anything: the title names every sub-step as it comes, and the "
+        "slider under the plot goes back to any of them. One PCA fitted on all the states draws every frame, so "
+        "motion on screen is motion of the states. The plane holds a small share of the embedding's spread "
+        "(the caption under the figure says how much for this model), a larger one of later states': "
+        "the layers gather the particles' differences into the two directions drawn.",
+        "last", "the last state, after every layer: where the layers have taken each token"),
+    LessonStep(
+        "A diffusion step", "views/particles.py",
+        dict(s=PRESETS["bank (river)"], m="{transformer}", at="final", frame="1", norm="1", trail="0"),
+        "Attention moves each particle because of the others: blue arrows are the moves, dotted lines "
+        "join each particle to the one it listens to most, and the matrix gives every weight.",
+        "Each row of the matrix is one particle's attention and sums to 100 %. Attention moves each particle "
+        "by a weighted mean of the others' values: that always holds. \"Diffusion pulls the particles "
+        "together\" holds for the view drawn here (each token standardised, what the operators read), not "
+        "for the raw residual stream: on the shipped models (318 sentences) every attention sub-step shrinks "
+        "the particles' spread as the operators read them and widens it in the raw states (all but 1 % of "
+        "macaron-small's; Splitting lab, section 3d).",
+        1, "layer 1's attention: the blue moves and the matrix of who listens to whom"),
+    LessonStep(
+        "A convection step", "views/particles.py",
+        dict(s=PRESETS["bank (river)"], m="{transformer}", at="final", frame="2", norm="1", trail="0"),
+        "The FFN moves each particle on its own: the same function for every token, reading only that "
+        "token's state, so its mixing matrix is the identity.",
+        "Contrast with step 2: the arrows are vermillion and the matrix is the diagonal. The FFN reads one "
+        "token at a time, so two tokens with the same state would move the same way. It need not push "
+        "particles apart.",
+        2, "layer 1's FFN: vermillion moves and the identity matrix"),
+    LessonStep(
+        "Lie–Trotter vs Strang", "views/lab.py",
+        dict(sys="linear", sub="exact", beta="1", np="24", T="1", steps="8", mag="10",
+             show="lie-trotter,strang,unsplit"),
+        "On a toy system whose exact motion is known, the order of the sub-steps matters: solved exactly "
+        "with the same G in both halves, Strang's local error is O(γ³) against Lie–Trotter's O(γ²) as the "
+        "step shrinks; with one Euler step per sub-step, the move a residual sub-layer makes, both are O(γ²).",
+        "A Transformer layer runs the Lie–Trotter order (attention, then FFN), a Macaron layer the "
+        "Strang–Marchuk order (½ FFN, attention, ½ FFN). The errors are drawn ×10 in the plane; the chart "
+        "beside it gives their true size. Say the conditions with the claim: the shipped layers take one "
+        "Euler step per sub-step (O(γ²) either way), post-LN layers add a LayerNorm whose move does not "
+        "shrink with the step, and a Macaron layer's two half-FFNs are different networks. The app's "
+        "Splitting lab measures each of these.",
+        "last", "the end of the run, t = 1: the errors each scheme has gathered"),
+    LessonStep(
+        "Transformer vs Macaron", "views/compare.py",
+        dict(mode="models", s=PRESETS["bank (river)"], a="{transformer}", b="{macaron}", at_a="final",
+             at_b="final", norm="1"),
+        "One sentence through a Transformer layer stack (attention, then FFN) and a Macaron one (½ FFN, "
+        "attention, ½ FFN) on one layer clock: Play, and watch the rhythm of the sub-steps.",
+        "One layer clock for both: ½ + ½ (Transformer) and ¼ + ½ + ¼ (Macaron) are shares of layer time, not "
+        "step sizes; each half-FFN runs at fraction ½ of the step. Each panel has its own PCA: two models' "
+        "coordinates are unrelated. In the app, *Overlaid after Procrustes* puts B onto A with one "
+        "rotation (residual 0 for the same shape).",
+        1.0, "t = 1, the end of layer 1: the Transformer has taken two sub-steps, Macaron three"),
+    LessonStep(
+        "What learning changes", "views/particles.py",
+        dict(s=PRESETS["school [MASK]"], m="{transformer}", at="plateau", frame="0", norm="1", trail="4"),
+        "At the plateau the model guesses the same few words whatever the sentence (see under the plot). "
+        "Move the stage to rise, then final, and Play each time: once it reads word order, it guesses school.",
+        "The stages: the random start; the plateau, the last evaluation before the model reads word order "
+        "(context effect below 0.05 nats: it reads which words are around, not their order); the rise, the "
+        "first with half of its final context effect; the final weights. One PCA fitted on the sentence at "
+        "every stage draws them all, so the frame does not jump between stages. The guesses under each stage "
+        "are the model's own top 5 for [MASK] (its last state through its output head).",
+        "last", "the last state, at the plateau and with the final weights: the guesses change, the frame stays"),
+)
+
+
+def params(k: int, transformer: str, macaron: str) -> dict:
+    """Step k's view (1-based) with its models filled in."""
+    return {p: v.format(transformer=transformer or "", macaron=macaron or "") for p, v in LESSON[k - 1].view.items()}

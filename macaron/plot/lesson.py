@@ -1,0 +1,449 @@
+"""The guided lesson as one file: every step of macaron.lesson with its text, its teacher's note and its
+figure, interactive as in the app, in one HTML page that opens offline in any browser and prints as a
+handout (one step a page).
+
+    html = lesson_html("transformer-small", "macaron-small")   # the models: names or folders
+    write(Path("lesson.html"), html)                            # replaced only once complete
+
+The figures are the app's, built by the same functions (plot.particles, plot.compare, plot.toy_particles,
+plot.logit_lens) from the same views (macaron.lesson.LESSON). plotly.js is inlined once
+(plotly.offline.get_plotlyjs); each figure is plotly.io.to_html without it. Nothing is fetched: no font,
+script or image leaves the file.
+"""
+from __future__ import annotations
+
+import datetime
+import html
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import plotly.io as pio
+
+from .. import analysis, lesson, toy
+from ..checkpoint import CheckpointError, available, default_pair, load, resolve
+from ..milestones import Milestone, milestones
+from ..model import InputError
+from ..schemes import SCHEMES, get_scheme
+from .compare import compare
+from .lab import toy_particles
+from .particles import logit_lens, particles
+from .style import padded_range
+
+WIDTH = 1040          # every figure's width in pixels: a 1280-wide screen and a landscape A4 page both hold it
+HEIGHT = 480          # the app's animation height (explorer_state.figure_size)
+LAB_HEIGHT = 530      # the Splitting lab's (views/lab.py, ANIMATION_HEIGHT)
+MAX_TOKENS = 96       # as the app (explorer_cache.MAX_TOKENS)
+STAGE_SHOWN_FIRST = "plateau"
+
+
+# ---- the models ------------------------------------------------------------------------------------
+@dataclass
+class Models:
+    """The lesson's models (folders) and every stage of training loaded once, traced sentences kept."""
+
+    transformer: Path
+    macaron: Path
+    learner: Path                    # step 6: the model whose stages of training are shown
+    device: str = "cpu"
+    _loaded: dict = field(default_factory=dict)
+    _traces: dict = field(default_factory=dict)
+
+    def stages(self, folder: Path) -> list[Milestone]:
+        return milestones(folder)
+
+    @staticmethod
+    def _key(folder: Path, stage: Milestone | None):
+        """A stage whose folder is the model's own (its final weights, or a model without stages) is the model."""
+        own = stage is None or (stage.folder is not None and Path(stage.folder) == Path(folder))
+        return str(folder), None if own else stage.name
+
+    def model(self, folder: Path, stage: Milestone | None = None):
+        key = self._key(folder, stage)
+        if key not in self._loaded:
+            if key[1] is None:
+                model = load(folder, self.device)
+            elif stage.folder is None:
+                model = load(folder, self.device, at=0)  # the random start, rebuilt from its seed and checked
+            else:
+                model = load(stage.folder, self.device)
+            if model.tokenizer is None:
+                raise CheckpointError(f"{folder}: no tokenizer.json, so the lesson cannot read text with it")
+            self._loaded[key] = model
+        return self._loaded[key]
+
+    def trace(self, folder: Path, text: str, stage: Milestone | None = None):
+        key = (*self._key(folder, stage), text)
+        if key not in self._traces:
+            self._traces[key] = self.model(folder, stage).trace(text, max_tokens=MAX_TOKENS)
+        return self._traces[key]
+
+
+def _folder(name_or_path) -> Path:
+    """A model folder (a shipped name or a path), checked to hold a model: a clear CheckpointError otherwise."""
+    folder = resolve(name_or_path)
+    if not (folder / "config.json").is_file():
+        raise CheckpointError(f"{folder}: not a model folder (no config.json); a shipped name is one of {available()}")
+    return folder
+
+
+def _offers(folder: Path, stage: str) -> bool:
+    try:
+        return any(m.name == stage for m in milestones(folder))
+    except Exception:  # unreadable training facts: it offers no stage
+        return False
+
+
+def choose_models(models=None, learner=None, device: str = "cpu") -> Models:
+    """The lesson's models, as the app chooses them: `models` = (Transformer, Macaron), default the shipped
+    default pair; `learner` (step 6) default the first of the two that ships a plateau, else the default
+    Transformer among the shipped models that do, else the Transformer given."""
+    shipped = available()
+    if not models:
+        models = [m for m in default_pair(shipped) if m]
+        if not models:
+            raise CheckpointError("no shipped models in pretrained/: name two model folders")
+    models = list(models)
+    if len(models) == 1:
+        models = models * 2
+    if len(models) != 2:
+        raise InputError(f"the lesson takes two models (a Transformer and a Macaron), not {len(models)}")
+    a, b = (_folder(m) for m in models)
+    if learner is not None:
+        step6 = _folder(learner)
+    else:
+        step6 = next((f for f in (a, b) if _offers(f, STAGE_SHOWN_FIRST)), None)
+        if step6 is None:
+            staged = [n for n in shipped if _offers(resolve(n), STAGE_SHOWN_FIRST)]
+            name = default_pair(staged)[0] if staged else None
+            step6 = resolve(name) if name else a
+    return Models(a, b, step6, device)
+
+
+# ---- one figure, as HTML ---------------------------------------------------------------------------
+def figure_html(fig, div_id: str) -> str:
+    """A figure as a <div> and the script that draws it (plotly.js itself is in the page once)."""
+    return pio.to_html(fig, include_plotlyjs=False, full_html=False, auto_play=False, div_id=div_id,
+                       default_width=f"{WIDTH}px", config=dict(displaylogo=False, responsive=False,
+                                                               toImageButtonOptions=dict(scale=2)))
+
+
+def still_html(fig, div_id: str) -> str:
+    """The handout's copy of an animated figure, at the frame it was built to open at: the same figure
+    without its frames, ▶ Play and slider (and the room they took). Drawn when the page opens, shown
+    only in print, so what prints never depends on where a reader left the animation."""
+    spec = fig.to_dict()
+    spec.pop("frames", None)
+    layout = spec["layout"]
+    layout.pop("sliders", None)
+    layout.pop("updatemenus", None)
+    cut = max(0, layout.get("margin", {}).get("b", 0) - 56)
+    if cut and layout.get("height"):
+        layout["margin"] = dict(layout["margin"], b=layout["margin"]["b"] - cut)
+        layout["height"] -= cut
+    return pio.to_html(spec, validate=False, include_plotlyjs=False, full_html=False, div_id=div_id,
+                       default_width=f"{WIDTH}px", config=dict(displaylogo=False, responsive=False,
+                                                               staticPlot=True))
+
+
+def model_label(model) -> str:
+    c = model.config
+    scheme = get_scheme(c.scheme)
+    return f"{c.name} · {scheme.layer} ({scheme.short}) · {c.n_layers}×{c.d_model} · {c.norm}-LN"
+
+
+def stage_label(m: Milestone) -> str:
+    size = f"{m.tokens / 1e6:.1f} M tokens" if m.tokens >= 100_000 else f"{m.tokens:,} tokens"
+    effect = "" if m.context_effect is None else f" · context effect {m.context_effect:+.2f} nats"
+    return f"{m.name} · {size}{effect}"
+
+
+def _frame(print_at, n_frames: int) -> int:
+    return n_frames - 1 if print_at == "last" else int(print_at)
+
+
+def _plain(text: str) -> str:
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", text))
+
+
+@dataclass
+class Panel:
+    """One figure of a step: its HTML, the frame the handout prints and what that frame is."""
+
+    html: str
+    still: str              # the same figure at the handout's frame, without controls (shown in print only)
+    printed: str            # the frame in words, for the handout
+    caption: str = ""       # measured words under the figure
+    extra: str = ""         # more HTML under it (step 6: the guesses)
+
+
+def particles_panel(ms: Models, folder: Path, text: str, view: dict, step: lesson.LessonStep, div_id: str,
+                    font_size: int, stage: str | None = None) -> tuple[Panel, object, object]:
+    """A Particles view as the app draws it: where the model has stages of training, one PCA of the
+    sentence at every stage and one range over them (explorer_cache.stage_frame); else its own PCA."""
+    stages = ms.stages(folder)
+    chosen = next((s for s in stages if s.name == (stage or view.get("at", "final"))), stages[-1])
+    trajs = [ms.trace(folder, text, s) for s in stages]
+    if len(stages) > 1:
+        every = analysis.project_together(*trajs, k=2, normalised=True, hide_special=True)
+        ranges = [padded_range(np.concatenate([p.coords[..., i].ravel() for p in every])) for i in range(2)]
+        proj = every[stages.index(chosen)]
+    else:
+        proj, ranges = analysis.project(trajs[0], 2, normalised=True, hide_special=True), None
+    traj = trajs[stages.index(chosen)]
+    start = int(view.get("frame", 0))
+    fig = particles(traj, proj, start=min(start, len(traj.labels) - 1), trail=int(view.get("trail", 4)),
+                    ranges=ranges, height=HEIGHT, width=WIDTH, font_size=font_size)
+    f = _frame(step.print_at, len(traj.labels))
+    still = particles(traj, proj, start=f, trail=int(view.get("trail", 4)), ranges=ranges, height=HEIGHT, width=WIDTH,
+                      font_size=font_size)
+    model = ms.model(folder, chosen if len(stages) > 1 else None)
+    seen = analysis.share_in_view(traj, proj, True)
+    caption = (f"{html.escape(model_label(model))} · {len(traj.tokens)} particles · {traj.n_steps} sub-steps · "
+               f"PC1 and PC2 explain {proj.explained[:2].sum():.0%} of the variance of all states"
+               + ("" if ranges is None else " at both stages of training (one frame for both)" if len(stages) == 2 else
+                  f" at all {len(stages)} stages of training (one frame for all)")
+               + f". States as the operators read them (each token standardised). This plane holds "
+               f"{seen[0]:.0%} of the embedding's spread and {seen[1:].mean():.0%} of a later state's (mean).")
+    return Panel(figure_html(fig, div_id), still_html(still, div_id + "-print"),
+                 f"sub-step {f} of {traj.n_steps}: {traj.labels[f]}", caption), traj, model
+
+
+def lab_panel(step: lesson.LessonStep, div_id: str) -> Panel:
+    """The Splitting lab's animation at the step's view (views/lab.py with explorer_cache.paths)."""
+    v = step.view
+    kind, solver, beta, n = v["sys"], v["sub"], float(v["beta"]), int(v["np"])
+    horizon, n_steps, magnify = float(v["T"]), int(v["steps"]), int(v["mag"])
+    shown = [s for s in v["show"].split(",") if s in SCHEMES]
+    system = {"linear": toy.linear_system, "attention": toy.attention_system,
+              "commuting": toy.commuting_system}[kind](n=n, d=2, beta=beta)
+    x0 = toy.initial_positions(n, 2)
+    paths = toy.particle_paths(system, x0, horizon, n_steps, solver=solver)
+    dense_t = np.linspace(0.0, horizon, max(41, 4 * n_steps + 1))
+    dense = np.concatenate([x0[None], system.flows(toy.FULL, dense_t[1:], x0)])
+    visible = toy.ParticlePaths(paths.times, paths.exact, {s: p for s, p in paths.schemes.items() if s in shown},
+                                paths.solver)
+    fig = toy_particles(visible, dense_t, dense, magnify=magnify, height=LAB_HEIGHT)
+    f = _frame(step.print_at, len(paths.times))
+    still = toy_particles(visible, dense_t, dense, magnify=magnify, height=LAB_HEIGHT, start=f)
+    final = {s: float(toy.distance(p[-1], visible.exact[-1])) for s, p in visible.schemes.items()}
+    caption = (f"Black dots: the exact flow of the {kind} system ({n} particles, β = {beta:g}); each scheme's "
+               f"particle is joined to its exact position by a line of its colour, errors drawn ×{magnify}. "
+               f"{n_steps} steps of γ = {horizon / n_steps:g}, each sub-step solved exactly.")
+    if final.get("strang", 0) > 0 and final.get("lie-trotter", 0) > 0:
+        ratio = final["lie-trotter"] / final["strang"]
+        caption += (f" At t = {horizon:g}, Strang–Marchuk's particles end {ratio:.1f}× closer to the exact ones "
+                    "than Lie–Trotter's (measured here)." if ratio >= 1 else
+                    f" At t = {horizon:g}, Lie–Trotter's particles end {1 / ratio:.1f}× closer (measured here).")
+    return Panel(figure_html(fig, div_id), still_html(still, div_id + "-print"),
+                 f"step {f} of {n_steps}, t = {paths.times[f]:g}", caption)
+
+
+def compare_panel(ms: Models, step: lesson.LessonStep, div_id: str, font_size: int) -> Panel:
+    """Compare's two models on one layer clock, each in its own PCA (views/compare.py, two models)."""
+    text = step.view["s"]
+    folders = (ms.transformer, ms.macaron)
+    trajs = [ms.trace(f, text) for f in folders]
+    projs = [analysis.project(t, 2, normalised=True, hide_special=True) for t in trajs]
+    models = [ms.model(f) for f in folders]
+    names = [f"{side}: {m.config.name or f.name}" + (" · final" if len(ms.stages(f)) > 1 else "")
+             for side, m, f in zip("AB", models, folders)]
+    fig = compare(trajs, projs, names, start_time=float(step.view.get("t", 0.0)), trail=3, height=HEIGHT,
+                  width=WIDTH, font_size=font_size)
+    t = float(step.print_at)
+    still = compare(trajs, projs, names, start_time=t, trail=3, height=HEIGHT, width=WIDTH, font_size=font_size)
+    caption = (f"A: {html.escape(model_label(models[0]))} · B: {html.escape(model_label(models[1]))}. Each panel "
+               "has its own PCA (two models have unrelated coordinates); states as the operators read them.")
+    return Panel(figure_html(fig, div_id), still_html(still, div_id + "-print"), f"layer time t = {t:g}", caption)
+
+
+def guesses_html(model, traj) -> tuple[str, list]:
+    """The model's own top 5 for the first [MASK] (its last state through its output head), as the app says them."""
+    if analysis.MASK_TOKEN not in traj.tokens or not model.has_mlm_head:
+        return "", []
+    pos = traj.tokens.index(analysis.MASK_TOKEN)
+    lens = model.logit_lens(traj, pos, k=5)
+    words = ", ".join(f"<b>{html.escape(w if w.isalnum() else f'“{w}”')}</b> {p:.0%}" for w, p in lens[-1])
+    return f"<p class='guesses'>Guesses for [MASK] (token {pos}), most likely first: {words}</p>", lens
+
+
+# ---- the page --------------------------------------------------------------------------------------
+CSS = """
+:root { --ink: #111; --soft: #555; --rule: #bbb; --blue: #0072B2; }
+* { box-sizing: border-box; }
+html { font-size: %(root)spx; }
+body { margin: 0; font-family: Helvetica, Arial, sans-serif; color: var(--ink); background: #fff; line-height: 1.4; }
+nav { position: sticky; top: 0; z-index: 10; background: #fff; border-bottom: 1px solid var(--rule);
+      padding: 0.35rem 1rem; display: flex; gap: 0.4rem; align-items: center; flex-wrap: wrap; }
+nav b { margin-right: 0.4rem; font-size: 0.9rem; }
+nav a, nav button { font: inherit; font-size: 0.8rem; color: var(--ink); text-decoration: none; border: 1px solid var(--rule);
+      border-radius: 4px; padding: 0.05rem 0.45rem; background: #f6f6f6; cursor: pointer; white-space: nowrap; }
+nav a:hover, nav button:hover { background: #e8e8e8; }
+main { width: %(width)spx; margin: 0 auto; }
+header.intro { padding: 0.8rem 0 0.4rem 0; }
+header.intro h1 { font-size: 1.5rem; margin: 0 0 0.3rem 0; }
+header.intro p { margin: 0.25rem 0; font-size: 0.92rem; }
+section.step { scroll-margin-top: 2.6rem; padding-top: 0.6rem; border-top: 2px solid var(--ink); margin-top: 1.2rem; }
+section.step h2 { font-size: 1.3rem; margin: 0 0 0.3rem 0; }
+.text { display: grid; grid-template-columns: 11fr 9fr; gap: 1rem; align-items: start; margin-bottom: 0.3rem; }
+.say { margin: 0; font-size: 1rem; }
+.note { margin: 0; font-size: 0.82rem; color: #222; border-left: 3px solid var(--ink); padding: 0 0 0 0.6rem; }
+.note b { font-weight: bold; }
+.caption, .printed { font-size: 0.8rem; color: var(--soft); margin: 0.15rem 0 0 0; }
+.printed { display: none; }
+.guesses { font-size: 0.95rem; margin: 0.2rem 0; }
+.stages { display: flex; gap: 0.4rem; align-items: center; margin: 0.2rem 0 0.3rem 0; font-size: 0.9rem; }
+.stages button { font: inherit; border: 1px solid var(--ink); background: #fff; border-radius: 4px; padding: 0.15rem 0.7rem;
+      cursor: pointer; }
+.stages button[aria-pressed="true"] { background: var(--ink); color: #fff; }
+.stack { display: grid; }
+.stage { grid-area: 1 / 1; visibility: hidden; }
+.stage.shown { visibility: visible; }
+.stage h3 { display: none; }
+.still { position: absolute; left: -20000px; top: 0; }  /* drawn (laid out) but off screen: it prints */
+.continued { display: none; }
+@page { size: A4 landscape; margin: 8mm; }
+@media print {
+  html { font-size: 12px; }
+  nav, .screen-only, .stages, .modebar-container, .updatemenu-container, .slider-container, .lens { display: none !important; }
+  main { width: auto; }
+  header.intro { padding-top: 0; }
+  header.intro p.screen-only { display: none; }
+  section.step { break-before: page; border-top: none; margin-top: 0; padding-top: 0; }
+  section.step:first-of-type { break-before: avoid; }
+  .note { color: #000; }
+  .caption, .printed { color: #000; }
+  .printed { display: block; }
+  .stack { display: block; }
+  .stage { visibility: visible; display: none; }
+  .stage.print { display: block; }
+  .stage.print ~ .stage.print { break-before: page; }
+  .stage.print ~ .stage.print .continued { display: block; font-size: 1.1rem; font-weight: bold; margin: 0 0 0.3rem 0; }
+  .stage h3 { display: block; font-size: 1rem; margin: 0.2rem 0; }
+  .figure { display: none; }
+  .still { position: static; break-inside: avoid; }
+}
+"""
+
+SCRIPT = """
+function lessonStage(button) {  // step 6: show one stage of training
+  var bar = button.closest('.stages'), stack = document.getElementById(bar.dataset.stack);
+  bar.querySelectorAll('button').forEach(function (b) { b.setAttribute('aria-pressed', String(b === button)); });
+  stack.querySelectorAll('.stage').forEach(function (s) {
+    s.classList.toggle('shown', s.dataset.stage === button.dataset.stage);
+  });
+}
+"""
+
+
+def _step_html(k: int, step: lesson.LessonStep, body: str) -> str:
+    return (f"<section class='step' id='step-{k}'><h2>{k} · {html.escape(step.title)}</h2>"
+            f"<div class='text'><p class='say'>{html.escape(step.say)}</p>"
+            f"<p class='note'><b>For the teacher.</b> {html.escape(step.note)}</p></div>{body}</section>")
+
+
+def _figure_block(p: Panel, why: str) -> str:
+    return (f"<div class='figure'>{p.html}</div><div class='still'>{p.still}</div>"
+            f"{p.extra}<p class='caption'>{p.caption}</p>"
+            f"<p class='printed'>Printed at {html.escape(p.printed)}: {html.escape(why)}.</p>")
+
+
+def lesson_html(models=None, learner=None, *, present: bool = False, device: str = "cpu") -> str:
+    """The whole lesson as one self-contained HTML page. `models`: (Transformer, Macaron), names or folders
+    (default: the shipped default pair); `learner`: the model of step 6 (default: one that ships its stages
+    of training); `present`: presenter-sized fonts. Raises CheckpointError or InputError, with the reason,
+    for a model that does not load."""
+    ms = choose_models(models, learner, device)
+    font = 17 if present else 14
+    parts = []
+    for k, step in enumerate(lesson.LESSON, start=1):
+        view = lesson.params(k, "{transformer}", "{macaron}")
+        if step.page.endswith("lab.py"):
+            parts.append(_step_html(k, step, _figure_block(lab_panel(step, f"fig-{k}"), step.print_why)))
+        elif step.page.endswith("compare.py"):
+            parts.append(_step_html(k, step, _figure_block(compare_panel(ms, step, f"fig-{k}", font),
+                                                           step.print_why)))
+        elif view.get("at", "final") == "final":
+            panel = particles_panel(ms, ms.transformer, view["s"], view, step, f"fig-{k}", font)[0]
+            parts.append(_step_html(k, step, _figure_block(panel, step.print_why)))
+        else:
+            parts.append(_step_html(k, step, _stages_html(ms, k, step, view, font)))
+    made = datetime.date.today().isoformat()
+    a, b, c = (ms.model(f).config.name or f.name for f in (ms.transformer, ms.macaron, ms.learner))
+    intro = (
+        "<header class='intro'><h1>Macaron Explorer · a guided lesson</h1>"
+        f"<p>Transformers as particle dynamics, in {len(lesson.LESSON)} steps. Models: <b>{html.escape(a)}</b> "
+        f"(Transformer, steps 1–3 and 5), <b>{html.escape(b)}</b> (Macaron, step 5), <b>{html.escape(c)}</b> "
+        f"(step 6, at its stages of training). Written {made} by Macaron Explorer "
+        "(<code>python -m macaron lesson</code>).</p>"
+        f"<p>{html.escape(lesson.WHAT_THEY_KNOW)}</p>"
+        "<p class='screen-only'>Works offline, in any browser: nothing is fetched. Under each figure, "
+        "<b>▶ Play</b> and the slider step through the sub-steps; hover a dot or a cell for its numbers. Print it "
+        "(Ctrl+P, landscape) for a handout: one step a page.</p></header>")
+    nav = ("<nav><b>Lesson</b>"
+           + "".join(f"<a href='#step-{k}' title='{html.escape(s.title, quote=True)}'>{k} · {html.escape(s.title)}</a>"
+                     for k, s in enumerate(lesson.LESSON, start=1))
+           + "<button type='button' onclick='window.print()'>Print handout</button></nav>")
+    from plotly.offline import get_plotlyjs
+
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>Macaron Explorer · guided lesson ({html.escape(a)}, {html.escape(b)})</title>"
+            f"<style>{CSS % dict(root=19 if present else 16, width=WIDTH)}</style>"
+            f"<script type='text/javascript'>{get_plotlyjs()}</script><script>{SCRIPT}</script></head>"
+            f"<body>{nav}<main>{intro}{''.join(parts)}</main></body></html>")
+
+
+def _stages_html(ms: Models, k: int, step: lesson.LessonStep, view: dict, font: int) -> str:
+    """Step 6: the sentence at every stage of the learner's training, one button each, one frame for all;
+    under each, its guesses (as the app says them, and its logit lens)."""
+    folder = ms.learner
+    stages = ms.stages(folder)
+    first = view.get("at", "final")
+    if first not in [s.name for s in stages]:
+        first = stages[-1].name
+    printed = {STAGE_SHOWN_FIRST, stages[-1].name}
+    buttons, panels = [], []
+    for i, s in enumerate(stages):
+        panel, traj, model = particles_panel(ms, folder, view["s"], view, step, f"fig-{k}-{i}", font, stage=s.name)
+        words, lens = guesses_html(model, traj)
+        lens_fig = figure_html(logit_lens(lens, traj), f"lens-{k}-{i}") if lens else ""
+        label = stage_label(s) if len(stages) > 1 else (model.config.name or folder.name)
+        buttons.append(f"<button type='button' data-stage='{i}' aria-pressed='{str(s.name == first).lower()}' "
+                       f"onclick='lessonStage(this)'>{html.escape(s.name)}</button>")
+        classes = "stage" + (" shown" if s.name == first else "") + (" print" if s.name in printed else "")
+        panel.extra = words
+        panels.append(f"<div class='{classes}' data-stage='{i}'>"
+                      f"<p class='continued'>{k} · {html.escape(step.title)} (continued)</p>"
+                      f"<h3>{html.escape(label)}</h3>{_figure_block(panel, step.print_why)}"
+                      f"<div class='lens'><p class='caption'>The logit lens: the model's output head read off "
+                      f"every state (◆ after attention, ● after the FFN), its top 5.</p>{lens_fig}</div></div>")
+    name = ms.model(folder).config.name or folder.name
+    bar = (f"<div class='stages' data-stack='stack-{k}'><span>{html.escape(name)}, stage of training:</span>"
+           + "".join(buttons) + "</div>") if len(stages) > 1 else (
+        f"<p class='caption'>{html.escape(name)} ships no stages of training: its final weights only.</p>")
+    return f"{bar}<div class='stack' id='stack-{k}'>{''.join(panels)}</div>"
+
+
+def write(out, text: str) -> Path:
+    """Write `text` to `out`, replacing an existing file only once the new one is complete (a temporary file
+    beside it, then a rename)."""
+    out = Path(out)
+    if out.is_dir():
+        raise InputError(f"{out}: is a folder; give a file name, e.g. {out / 'lesson.html'}")
+    if not out.parent.is_dir():
+        raise InputError(f"{out.parent}: no such folder")
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp's file is private; a lesson is meant to be shared
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return out
