@@ -131,7 +131,7 @@ OURS, HF_BERT = "macaron", "hf-bert"
 
 def read_config(folder: Path) -> tuple[str, dict]:
     """(format, fields) of the folder's config.json: the one place that reads it and tells ours
-    (a 'scheme' field) from a Hugging Face BERT config (a 'model_type' or 'hidden_size')."""
+    (a 'scheme' field) from a Hugging Face config (a 'model_type' or 'hidden_size'; macaron.hf judges its family)."""
     file = folder / "config.json"
     fields = read_json(file)
     if not isinstance(fields, dict):
@@ -140,7 +140,7 @@ def read_config(folder: Path) -> tuple[str, dict]:
         return OURS, fields
     if "model_type" in fields or "hidden_size" in fields:
         return HF_BERT, fields
-    raise CheckpointError(f"{file}: neither a Macaron Explorer config (no 'scheme') nor a BERT config "
+    raise CheckpointError(f"{file}: neither a Macaron Explorer config (no 'scheme') nor a Hugging Face config "
                           f"(no 'model_type' / 'hidden_size')")
 
 
@@ -166,7 +166,34 @@ def read_tokenizer(folder: Path, vocab_size: int) -> Tokenizer | None:
     if tok.get_vocab_size() > vocab_size:
         raise CheckpointError(f"{file}: vocabulary of {tok.get_vocab_size()} tokens does not match the "
                               f"model's {vocab_size} embeddings (config.json)")
-    return tok
+    return bert_specials(tok)
+
+
+BERT_SPECIALS = {"<s>": "[CLS]", "</s>": "[SEP]", "<mask>": "[MASK]", "<pad>": "[PAD]", "<unk>": "[UNK]"}
+
+
+def bert_specials(tok: Tokenizer) -> Tokenizer:
+    """The tokenizer with RoBERTa's and SentencePiece's specials (<s>, </s>, <mask>, <pad>, <unk>) under
+    BERT's names, each keeping its id: the explorer finds [CLS], [SEP] and [MASK] by name, so a RoBERTa
+    sentence's mask is typed [MASK] and guessed like BERT's. A name the vocabulary already has stays."""
+    vocab = tok.get_vocab()
+    rename = {a: b for a, b in BERT_SPECIALS.items() if a in vocab and b not in vocab}
+    if not rename:
+        return tok
+
+    def renamed(x):
+        if isinstance(x, str):
+            return rename.get(x, x)
+        if isinstance(x, list):
+            return [renamed(v) for v in x]
+        if isinstance(x, dict):
+            return {rename.get(k, k): renamed(v) for k, v in x.items()}
+        return x
+
+    doc = json.loads(tok.to_str())  # the specials live in added_tokens, the post-processor and the model's vocab
+    doc["added_tokens"], doc["post_processor"] = renamed(doc.get("added_tokens")), renamed(doc.get("post_processor"))
+    doc["model"].update({k: renamed(doc["model"][k]) for k in ("vocab", "unk_token") if k in doc["model"]})
+    return Tokenizer.from_str(json.dumps(doc))
 
 
 def read_weights(folder: Path) -> dict[str, torch.Tensor]:
@@ -210,7 +237,7 @@ def _join_parts(state: dict) -> dict:
 
 def load(path_or_name, device: str | torch.device | None = None, at: int | None = None):
     """A model folder (or the name of a shipped model) to an Encoder in eval mode: ours, or a
-    Hugging Face BERT folder (mapped by macaron.hf). `at=tokens`: the model at the stage of its
+    Hugging Face encoder folder (BERT, RoBERTa, DistilBERT, ALBERT, ELECTRA: mapped by macaron.hf). `at=tokens`: the model at the stage of its
     training nearest that many tokens (macaron.milestones; `model.milestone` says which)."""
     if at is not None:
         from .milestones import load_at
@@ -221,16 +248,15 @@ def load(path_or_name, device: str | torch.device | None = None, at: int | None 
 
 def load_folder(folder: Path, kind: str, fields: dict, device=None):
     """The Encoder of a folder whose config.json was read (read_config): one path for both formats."""
-    from .hf import bert_config, bert_state
+    from .hf import family_of, mapped
     from .model import Encoder
 
+    family = family_of(fields, folder) if kind == HF_BERT else None  # another kind is named before any file is
     if not list(folder.glob("*.safetensors")) and list(folder.glob("*.bin")):
         raise CheckpointError(f"{folder}: only pickled *.bin weights found; we load safetensors only "
                               f"(convert them with safetensors' convert script first)")
-    if kind == HF_BERT:
-        state = read_weights(folder)
-        config = bert_config(fields, folder, with_head=any(k.startswith("cls.predictions.transform") for k in state))
-        state = bert_state(state, config, folder)
+    if family:
+        config, state = mapped(family, fields, folder, read_weights)
     else:
         config = model_config(fields, folder)  # a wrong config.json is named before the weights are read
         state = read_weights(folder)

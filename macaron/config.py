@@ -44,6 +44,11 @@ class ModelConfig:
     shared: bool = False          # one set of layer weights, applied n_layers times (ALBERT; the theory)
     step: float = 1.0             # h, the layer's time step (1: the unit steps of BERT and the paper)
     tied_halves: bool = False     # one FFN (and its norm) for every convection sub-step: Strang's same G
+    # Hugging Face families (macaron.hf): factorised embeddings of width E, projected to d after their norm (ALBERT,
+    # small ELECTRAs; the MLM head maps d back to E), the head's own activation, and the family the weights came from
+    embedding_size: int | None = None
+    head_activation: str = ""     # "": the layers' activation
+    hf_family: str = ""           # "": one of ours
     name: str = ""
 
     def __post_init__(self):
@@ -54,6 +59,10 @@ class ModelConfig:
                 raise ValueError(f"unknown {field} {getattr(self, field)!r}; choose one of {list(allowed)}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
+        if self.head_activation and self.head_activation not in ACTIVATIONS:
+            raise ValueError(f"unknown head_activation {self.head_activation!r}; choose one of {list(ACTIVATIONS)}")
+        if self.embedding_size is not None and self.embedding_size < 1:
+            raise ValueError(f"embedding_size={self.embedding_size}: give a positive width, or None for d_model")
         if not self.step > 0:
             raise ValueError(f"step={self.step}: the time step h must be positive")
         if self.tied_halves and (n_convection(self.substeps) < 2 or n_full(self.substeps)):

@@ -1,11 +1,15 @@
-"""Bring your own model: a local Hugging Face BERT-family folder as a post-LN Lie–Trotter encoder.
+"""Bring your own model: a local Hugging Face encoder folder as a post-LN Lie–Trotter encoder.
 
 A BERT layer is exactly our `transformer` scheme with post-LN: x ← LN(x + Attn(x)), then
-x ← LN(x + FFN(x)). Only the weights need renaming; BERT's segment embedding for segment 0
-is a constant added to every token, so it is folded into the position table.
+x ← LN(x + FFN(x)); so are the layers of RoBERTa, DistilBERT, ALBERT and ELECTRA. What differs is
+data, one `Family` each (FAMILIES): the weights' names, the config's field names, where the positions
+start, whether the embeddings are factorised (E → H after their norm) and whether one layer's weights
+serve at every depth (ALBERT). A segment embedding for segment 0 is a constant added to every token,
+so it is folded into the position table, as is RoBERTa's offset past the padding index (a slice).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -15,68 +19,206 @@ from .config import ModelConfig
 
 HF_ACTIVATION = {"gelu": "gelu", "relu": "relu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh"}
 
+BERT_FIELDS = dict(d_model="hidden_size", n_layers="num_hidden_layers", n_heads="num_attention_heads",
+                   ffn_total="intermediate_size", max_len="max_position_embeddings", vocab_size="vocab_size",
+                   activation="hidden_act", layer_norm_eps="layer_norm_eps", pad_id="pad_token_id")
+BERT_LAYER = ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense",
+              "attention.output.LayerNorm", "intermediate.dense", "output.dense", "output.LayerNorm")
 
-def bert_config(hf: dict, folder: Path, with_head: bool) -> ModelConfig:
-    """Our config for the fields of a BERT config.json."""
-    if hf.get("model_type") not in ("bert", None) or hf.get("position_embedding_type", "absolute") != "absolute":
-        raise CheckpointError(f"{folder / 'config.json'}: model_type {hf.get('model_type')!r} with "
-                              f"{hf.get('position_embedding_type')!r} positions is not a BERT encoder we can map")
+
+@dataclass(frozen=True)
+class Family:
+    """How one Hugging Face model_type maps onto our layers: names and the few facts that differ."""
+    title: str                      # the family's own name, as the explorer labels it
+    prefix: str                     # the base model's weight prefix ("roberta.")
+    layer: str                      # one layer's weight path ({i}: its depth)
+    names: tuple[str, ...]          # under `layer`: query, key, value, attention out, its norm, FFN in, FFN out, its norm
+    head: tuple[str, str, str, str] | None  # MLM head: transform dense, its norm, output bias, decoder (tied)
+    fields: dict = field(default_factory=lambda: BERT_FIELDS)  # our config field → the HF config's key
+    defaults: dict = field(default_factory=dict)  # HF config values when config.json leaves them out
+    head_activation: str = ""       # the head's own activation, when fixed whatever hidden_act says
+    projection: str = ""            # the E → H map of factorised embeddings (under the prefix)
+    factorised: str = "never"       # "never", "always" (ALBERT maps E → H even when E = H) or "when E ≠ H"
+    offset: bool = False            # positions start at padding index + 1 (fairseq's RoBERTa)
+    shared: bool = False            # one layer's weights at every depth
+    special: str = ""               # what the README's table and the model label say is special
+
+    def first_position(self, pad_id: int) -> int:
+        """The row of the position table the first token reads (RoBERTa: past the padding index)."""
+        return pad_id + 1 if self.offset else 0
+
+
+_ROBERTA = dict(prefix="roberta.", layer="encoder.layer.{i}.", names=BERT_LAYER,
+                head=("lm_head.dense", "lm_head.layer_norm", "lm_head.bias", "lm_head.decoder.weight"),
+                head_activation="gelu", offset=True, defaults=dict(pad_token_id=1),
+                special="positions start past the padding index")
+FAMILIES: dict[str, Family] = {
+    "bert": Family("BERT", "bert.", "encoder.layer.{i}.", BERT_LAYER,
+                   ("cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm", "cls.predictions.bias",
+                    "cls.predictions.decoder.weight")),
+    "roberta": Family("RoBERTa", **_ROBERTA),
+    "xlm-roberta": Family("XLM-RoBERTa", **_ROBERTA),
+    "distilbert": Family(
+        "DistilBERT", "distilbert.", "transformer.layer.{i}.",
+        ("attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin", "sa_layer_norm", "ffn.lin1",
+         "ffn.lin2", "output_layer_norm"),
+        ("vocab_transform", "vocab_layer_norm", "vocab_projector.bias", "vocab_projector.weight"),
+        fields=dict(BERT_FIELDS, d_model="dim", n_layers="n_layers", n_heads="n_heads", ffn_total="hidden_dim",
+                    activation="activation", layer_norm_eps=""),  # its norms' eps is fixed: 1e-12
+        special="no segment embedding; sinusoidal positions (when chosen) load as the table the folder stores"),
+    "albert": Family(
+        "ALBERT", "albert.", "encoder.albert_layer_groups.0.albert_layers.0.",
+        ("attention.query", "attention.key", "attention.value", "attention.dense", "attention.LayerNorm", "ffn",
+         "ffn_output", "full_layer_layer_norm"),
+        ("predictions.dense", "predictions.LayerNorm", "predictions.bias", "predictions.decoder.weight"),
+        defaults=dict(embedding_size=128, hidden_act="gelu_new"), projection="encoder.embedding_hidden_mapping_in",
+        factorised="always", shared=True,
+        special="one layer's weights at every depth (traced as the same weights each step); "
+                "factorised embeddings E → H"),
+    "electra": Family(
+        "ELECTRA", "electra.", "encoder.layer.{i}.", BERT_LAYER,
+        ("generator_predictions.dense", "generator_predictions.LayerNorm", "generator_lm_head.bias",
+         "generator_lm_head.weight"),
+        defaults=dict(embedding_size=128), head_activation="gelu", projection="embeddings_project",
+        factorised="when E ≠ H",
+        special="factorised embeddings E → H when E ≠ H; an MLM head in the generator only"),
+}
+DEFAULTS = dict(hidden_act="gelu", activation="gelu", layer_norm_eps=1e-12, pad_token_id=0)
+
+LOADS = ", ".join(f"{f.title} ({t})" for t, f in FAMILIES.items())
+KINDS = {"modernbert": "an encoder of another design (rotary positions, gated FFN, local attention): not mapped",
+         "deberta": "an encoder with disentangled relative attention: not mapped",
+         "deberta-v2": "an encoder with disentangled relative attention: not mapped"}
+
+
+def what_it_is(hf: dict) -> str:
+    """The folder's kind, in words, for a model_type we do not map."""
+    arch = ", ".join(hf.get("architectures") or []) or "no architectures listed"
+    name = f"model_type {hf.get('model_type')!r} ({arch})"
+    if hf.get("model_type") in KINDS:
+        return f"{name} is {KINDS[hf['model_type']]}"
+    if hf.get("is_encoder_decoder") or any(a.endswith(("ForConditionalGeneration", "Seq2SeqLM"))
+                                           for a in hf.get("architectures") or []):
+        return f"{name} is an encoder–decoder (T5, BART, …): not an encoder we map"
+    if hf.get("is_decoder") or any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in hf.get("architectures") or []):
+        return f"{name} is a decoder (causal attention): its tokens see only the past, not an encoder we map"
+    return f"{name} is not a model family we map"
+
+
+def family_of(hf: dict, folder: Path) -> Family:
+    """The Family of a Hugging Face config.json, or one message naming what it is and what loads."""
+    kind = hf.get("model_type", "bert")  # old BERT exports have no model_type
+    positions = hf.get("position_embedding_type", "absolute")
+    if kind not in FAMILIES or hf.get("is_decoder") or hf.get("is_encoder_decoder"):
+        problem = what_it_is(hf)
+    elif positions != "absolute":
+        problem = f"model_type {kind!r} with {positions!r} positions is not one we map (absolute positions only)"
+    elif kind == "albert" and (hf.get("num_hidden_groups", 1), hf.get("inner_group_num", 1)) != (1, 1):
+        problem = (f"ALBERT with {hf.get('num_hidden_groups')} layer groups of {hf.get('inner_group_num')} layers: "
+                   f"only ALBERT's usual one group of one shared layer is mapped")
+    else:
+        return FAMILIES[kind]
+    raise CheckpointError(f"{folder / 'config.json'}: {problem}. These Hugging Face families load: {LOADS}")
+
+
+def _get(hf: dict, fam: Family, ours: str):
+    key = fam.fields.get(ours, "")
+    return hf.get(key, fam.defaults.get(key, DEFAULTS.get(key))) if key else DEFAULTS["layer_norm_eps"]
+
+
+def hf_config(hf: dict, folder: Path, with_head: bool) -> ModelConfig:
+    """Our config for the fields of a Hugging Face encoder's config.json."""
+    fam = family_of(hf, folder)
     try:
+        width, d = hf.get("embedding_size", fam.defaults.get("embedding_size")), _get(hf, fam, "d_model")
+        factorised = fam.factorised == "always" or (fam.factorised != "never" and width not in (None, d))
+        pad, act = _get(hf, fam, "pad_id") or 0, _get(hf, fam, "activation")
         return ModelConfig(
-            scheme="transformer", norm="post", d_model=hf["hidden_size"], n_layers=hf["num_hidden_layers"],
-            n_heads=hf["num_attention_heads"], ffn_total=hf["intermediate_size"],
-            activation=HF_ACTIVATION[hf.get("hidden_act", "gelu")], dropout=0.0, vocab_size=hf["vocab_size"],
-            max_len=hf["max_position_embeddings"], attention="dot", position="learned",
-            layer_norm_eps=hf.get("layer_norm_eps", 1e-12), pad_id=hf.get("pad_token_id", 0) or 0,
-            mlm_head=with_head,
+            scheme="transformer", norm="post", d_model=d, n_layers=_get(hf, fam, "n_layers"),
+            n_heads=_get(hf, fam, "n_heads"), ffn_total=_get(hf, fam, "ffn_total"), activation=HF_ACTIVATION[act],
+            dropout=0.0, vocab_size=_get(hf, fam, "vocab_size"), max_len=_get(hf, fam, "max_len") - fam.first_position(pad),
+            attention="dot", position="learned", layer_norm_eps=_get(hf, fam, "layer_norm_eps"),
+            pad_id=pad, mlm_head=with_head, shared=fam.shared,
+            embedding_size=width if factorised else None,
+            head_activation=HF_ACTIVATION[fam.head_activation] if fam.head_activation else "", hf_family=fam.title,
             name=folder.parent.name if folder.name == "model" else folder.name)  # packages nest it in model/
     except KeyError as e:
         raise CheckpointError(f"{folder / 'config.json'}: missing or unsupported field {e}") from None
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"{folder / 'config.json'}: {e}") from None
 
 
-def _rename(hf: dict[str, torch.Tensor], n_layers: int, with_head: bool) -> dict[str, torch.Tensor]:
-    hf = {k.removeprefix("bert."): v for k, v in hf.items()}
+def has_head(hf: dict[str, torch.Tensor], fam: Family) -> bool:
+    """Whether the weights hold the family's MLM head with its decoder tied to the word embeddings
+    (our head is tied; an untied decoder is left out rather than replaced)."""
+    if fam.head is None or not any(k.startswith(fam.head[0] + ".") for k in hf):
+        return False
+    words = "embeddings.word_embeddings.weight"
+    decoder, words = hf.get(fam.head[3]), hf.get(fam.prefix + words, hf.get(words))
+    return decoder is None or (words is not None and torch.equal(decoder, words))
+
+
+def _embeddings(hf: dict, fam: Family, config: ModelConfig) -> dict[str, torch.Tensor]:
     e = "embeddings."
+    offset = fam.first_position(config.pad_id)
+    segment0 = hf.get(e + "token_type_embeddings.weight", torch.zeros(1, 1))[0]  # DistilBERT has none
     out = {
         "token_embedding.weight": hf[e + "word_embeddings.weight"],
-        "position_embedding.weight": hf[e + "position_embeddings.weight"]
-        + hf.get(e + "token_type_embeddings.weight", torch.zeros(1, 1))[0],
+        "position_embedding.weight": hf[e + "position_embeddings.weight"][offset:] + segment0,
         "embed_norm.weight": hf[e + "LayerNorm.weight"],
         "embed_norm.bias": hf[e + "LayerNorm.bias"],
     }
-    for i in range(n_layers):
-        s, o = f"encoder.layer.{i}.", f"layers.{i}."
-        a = s + "attention.self."
-        for p in ("weight", "bias"):
-            out[o + f"ops.0.qkv.{p}"] = torch.cat([hf[a + f"{n}.{p}"] for n in ("query", "key", "value")])
-            out[o + f"ops.0.out.{p}"] = hf[s + f"attention.output.dense.{p}"]
-            out[o + f"norms.0.{p}"] = hf[s + f"attention.output.LayerNorm.{p}"]
-            out[o + f"ops.1.fc1.{p}"] = hf[s + f"intermediate.dense.{p}"]
-            out[o + f"ops.1.fc2.{p}"] = hf[s + f"output.dense.{p}"]
-            out[o + f"norms.1.{p}"] = hf[s + f"output.LayerNorm.{p}"]
-    if with_head:
-        t = "cls.predictions."
-        for p in ("weight", "bias"):
-            out[f"mlm_transform.0.{p}"] = hf[t + f"transform.dense.{p}"]
-            out[f"mlm_transform.2.{p}"] = hf[t + f"transform.LayerNorm.{p}"]
-        out["mlm_bias"] = hf[t + "bias"]
+    if config.embedding_size:
+        out.update({f"embed_proj.{p}": hf[f"{fam.projection}.{p}"] for p in ("weight", "bias")})
     return out
 
 
-def bert_state(hf: dict[str, torch.Tensor], config: ModelConfig, folder: Path) -> dict[str, torch.Tensor]:
-    """BERT's weights under our names."""
+def _layers(hf: dict, fam: Family, config: ModelConfig) -> dict[str, torch.Tensor]:
+    out = {}
+    for i in range(1 if fam.shared else config.n_layers):  # a shared layer is stored once (model.py's aliases)
+        s, o = fam.layer.format(i=i), f"layers.{i}."
+        q, k, v, att, norm0, fc1, fc2, norm1 = (s + n for n in fam.names)
+        for p in ("weight", "bias"):
+            out[o + f"ops.0.qkv.{p}"] = torch.cat([hf[f"{n}.{p}"] for n in (q, k, v)])
+            for ours, theirs in (("ops.0.out", att), ("norms.0", norm0), ("ops.1.fc1", fc1), ("ops.1.fc2", fc2),
+                                 ("norms.1", norm1)):
+                out[o + f"{ours}.{p}"] = hf[f"{theirs}.{p}"]
+    return out
+
+
+def _head(hf: dict, fam: Family) -> dict[str, torch.Tensor]:
+    dense, norm, bias, _ = fam.head
+    out = {f"mlm_transform.0.{p}": hf[f"{dense}.{p}"] for p in ("weight", "bias")}
+    out.update({f"mlm_transform.2.{p}": hf[f"{norm}.{p}"] for p in ("weight", "bias")})
+    out["mlm_bias"] = hf[bias]
+    return out
+
+
+def hf_state(hf: dict[str, torch.Tensor], config: ModelConfig, folder: Path) -> dict[str, torch.Tensor]:
+    """The weights under our names (the head's names are outside the base model's prefix)."""
+    fam = next(f for f in FAMILIES.values() if f.title == config.hf_family)
+    base = {k.removeprefix(fam.prefix): v for k, v in hf.items()}
     try:
-        return _rename(hf, config.n_layers, config.mlm_head)
+        out = _embeddings(base, fam, config) | _layers(base, fam, config)
+        return out | (_head(hf, fam) if config.mlm_head else {})
     except KeyError as e:
-        raise CheckpointError(f"{folder}: weight {e} is missing; is this a BERT checkpoint?") from None
+        raise CheckpointError(f"{folder}: weight {e} is missing; is this a {fam.title} checkpoint?") from None
+
+
+def mapped(fam: Family, fields: dict, folder: Path, read_weights) -> tuple[ModelConfig, dict[str, torch.Tensor]]:
+    """(our config, our state) of a Hugging Face folder of family `fam` (family_of its config.json)."""
+    hf = read_weights(folder)
+    config = hf_config(fields, folder, with_head=has_head(hf, fam))
+    return config, hf_state(hf, config, folder)
 
 
 def from_hf_bert(folder, device=None):
-    """Load a local BERT-family folder (config.json, model.safetensors, tokenizer.json)."""
+    """Load a local Hugging Face encoder folder (config.json, model.safetensors, tokenizer.json) of any
+    family in FAMILIES; macaron.load does the same and loads our folders too."""
     from .checkpoint import load_folder, read_config, resolve
 
     folder = resolve(folder)
     kind, fields = read_config(folder)
     if kind != HF_BERT:
-        raise CheckpointError(f"{folder / 'config.json'}: not a Hugging Face BERT config (use macaron.load)")
+        raise CheckpointError(f"{folder / 'config.json'}: not a Hugging Face config (use macaron.load)")
     return load_folder(folder, kind, fields, device)

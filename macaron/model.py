@@ -110,19 +110,22 @@ class Encoder(nn.Module):
         super().__init__()
         self.config, self.tokenizer = cfg, tokenizer
         d = cfg.d_model
-        self.token_embedding = nn.Embedding(cfg.vocab_size, d)
+        e = cfg.embedding_size or d  # factorised embeddings (ALBERT, ELECTRA): width E, projected to d
+        self.token_embedding = nn.Embedding(cfg.vocab_size, e)
         if cfg.position == "learned":
-            self.position_embedding = nn.Embedding(cfg.max_len, d)
+            self.position_embedding = nn.Embedding(cfg.max_len, e)
         elif cfg.position == "floater":
             self.floater = Floater(cfg)
-        self.embed_norm = nn.LayerNorm(d, eps=cfg.layer_norm_eps) if cfg.norm == "post" else nn.Identity()
+        self.embed_norm = nn.LayerNorm(e, eps=cfg.layer_norm_eps) if cfg.norm == "post" else nn.Identity()
         self.embed_drop = nn.Dropout(cfg.dropout)
+        if cfg.embedding_size:
+            self.embed_proj = nn.Linear(e, d)
         shared = Layer(cfg) if cfg.shared else None  # one module at every depth: the same weights each step
         self.layers = nn.ModuleList(shared or Layer(cfg) for _ in range(cfg.n_layers))
         self.final_norm = nn.LayerNorm(d, eps=cfg.layer_norm_eps) if cfg.norm == "pre" else nn.Identity()
-        if cfg.mlm_head:  # BERT's head; the decoder is tied to the token embedding
-            self.mlm_transform = nn.Sequential(nn.Linear(d, d), ACTIVATION[cfg.activation](),
-                                               nn.LayerNorm(d, eps=cfg.layer_norm_eps))
+        if cfg.mlm_head:  # BERT's head; the decoder is tied to the token embedding (d → E first when factorised)
+            self.mlm_transform = nn.Sequential(nn.Linear(d, e), ACTIVATION[cfg.head_activation or cfg.activation](),
+                                               nn.LayerNorm(e, eps=cfg.layer_norm_eps))
             self.mlm_bias = nn.Parameter(torch.zeros(cfg.vocab_size))
         self.apply(_init_weights)
         # A weight used in several places (shared layers, tied halves) is stored once, under its first name
@@ -145,13 +148,14 @@ class Encoder(nn.Module):
         return hasattr(self, "mlm_transform")
 
     def embed(self, ids):  # [B, T] -> [B, T, d]
-        x = self.token_embedding(ids)
+        x = self.token_embedding(ids)  # [B, T, E]
         T = ids.shape[1]
         if self.config.position == "learned":
             x = x + self.position_embedding.weight[:T]
         elif self.config.position == "sinusoidal":
-            x = x + sinusoids(T, self.config.d_model, x.device)
-        return self.embed_drop(self.embed_norm(x))
+            x = x + sinusoids(T, x.shape[-1], x.device)
+        x = self.embed_drop(self.embed_norm(x))
+        return self.embed_proj(x) if self.config.embedding_size else x  # E -> d, after the norm as in ALBERT
 
     def block_positions(self, T: int):
         """FLOATER's per-block position encodings [n_layers, T, d], else None for every block."""
