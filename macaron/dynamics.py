@@ -434,8 +434,9 @@ def standard_experiments(model, refine: Sequence[int] = (2, 4), extend: Sequence
         add(name, kind, program)
         if len(own) > 1:
             add(f"{name} · layers 2–{len(own)}", kind, own[:1] + program[1:])
+    layer = "shared layer" if model.config.shared else "last layer"  # ALBERT: the autonomous flow continued
     for k in extend:
-        add(f"last layer {k} more time{'s' if k > 1 else ''}", "extend", extended(model, k))
+        add(f"{layer} {k} more time{'s' if k > 1 else ''}", "extend", extended(model, k))
     return out
 
 

@@ -259,3 +259,24 @@ def test_missing_weight_is_named(folders, tmp_path):
     save_file(state, broken / "model.safetensors")
     with pytest.raises(CheckpointError, match="embeddings_project.weight.*ELECTRA checkpoint"):
         macaron.load(broken)
+
+
+def test_dynamics_page_runs_the_shared_layer_further(folders, monkeypatch):
+    """The app on an ALBERT and a RoBERTa folder: Dynamics measures both, runs them past their depth
+    (ALBERT's shared layer: the autonomous flow continued) and labels each by its family."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("MACARON_MODELS", f"{folders['albert'][0]},{folders['roberta'][0]}")
+    monkeypatch.delenv("MACARON_MODELS_DIR", raising=False)
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app" / "main.py"), default_timeout=180)
+    at.query_params.update({"a": "albert", "b": "roberta", "view": "one", "s": "the cat sat on the [MASK] .", "exp": "1"})
+    at.switch_page("views/dynamics.py")
+    at.run(timeout=180)
+    assert not at.exception, [e.message for e in at.exception]
+    assert {"d_experiments", "d_extended", "d_ext_energy"} <= {c.key for c in at.get("plotly_chart")}
+    text = " ".join(str(c.value) for c in at.caption)
+    assert "albert · ALBERT ·" in text and "one layer's weights shared by every step" in text and "16 → 32" in text
+    assert "roberta · RoBERTa ·" in text
+    assert "where the layers share their weights, the autonomous flow continued" in text

@@ -151,7 +151,11 @@ def render() -> None:
             st.markdown("**Interaction energy past the trained depth**")
             st.plotly_chart(P.over_depth(extended, "energy", labels, trained_depth=depth), key="d_ext_energy",
                             config=dict(displaylogo=False))
-            st.caption(f"The same runs (the last layer {dcache.EXTEND} more times): the energy of the token cloud, "
+            shared = [m.config.shared for m in models]  # ALBERT: one layer's weights at every step
+            again = (f"the shared layer {dcache.EXTEND} more times: the same weights as at every step, the autonomous "
+                     "flow continued" if all(shared) else f"the last layer {dcache.EXTEND} more times" + (
+                         "; where the layers share their weights, the autonomous flow continued" if any(shared) else ""))
+            st.caption(f"The same runs ({again}): the energy of the token cloud, "
                        "as above, past the depth the model was trained for. *Geshkovski, Koubbi, Polyanskiy & Rigollet 2024, "
                        "Dynamic metastability.*")
 
