@@ -1,0 +1,180 @@
+"""The guided lesson as one file (macaron.lesson, macaron.plot.lesson, `python -m macaron lesson`), on the
+suite's tiny models: the app and the file read the same steps; every step's text, note and figure are in
+the file, each figure built by the app's own builder at the step's view; plotly.js is inlined once and
+nothing points outside the file; bad input gets a message and writes nothing; an existing file is replaced
+only by a complete one. In Chromium: tests/test_lesson_browser.py."""
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+import explorer_state as state
+from macaron import analysis, lesson
+from macaron.__main__ import main
+from macaron.plot import lesson as handout
+from macaron.plot.particles import frame_title
+
+
+@pytest.fixture(scope="module")
+def staged(models_dir, tmp_path_factory):
+    """The tiny Transformer with stages of training (random start, plateau, rise, final), as the minis ship."""
+    from conftest import add_stages
+
+    return add_stages(shutil.copytree(models_dir / "tiny-transformer", tmp_path_factory.mktemp("s") / "staged"))
+
+
+@pytest.fixture(scope="module")
+def page(models_dir, staged) -> str:
+    return handout.lesson_html([models_dir / "tiny-transformer", models_dir / "tiny-macaron"], staged)
+
+
+def figure_spec(page: str, div_id: str) -> tuple[dict, dict, list]:
+    """(data, layout, frames) of one figure, as the page hands them to Plotly.newPlot / addFrames."""
+    call = re.search(r'Plotly\.newPlot\(\s*"%s",\s*(\[.*?\]),\s*(\{.*?\}),\s*\{"displaylogo"' % re.escape(div_id),
+                     page, re.S)
+    assert call, div_id
+    frames = re.search(r"Plotly\.addFrames\('%s', (\[.*?\])\);" % re.escape(div_id), page, re.S)
+    return json.loads(call.group(1)), json.loads(call.group(2)), json.loads(frames.group(1)) if frames else []
+
+
+def test_the_app_and_the_file_read_the_same_steps(page):
+    assert state.LESSON is lesson.LESSON and state.PRESETS is lesson.PRESETS
+    assert state.DEFAULT_SENTENCE == lesson.DEFAULT_SENTENCE
+    for k, step in enumerate(lesson.LESSON, start=1):
+        section = page[page.index(f"id='step-{k}'"):]
+        section = section[:section.index("</section>")]
+        for words in (step.title, step.say, step.note, step.print_why):
+            assert html.escape(words) in section, (k, words)
+        assert "O(γ³)" not in step.say + step.note or "O(γ²)" in step.say + step.note  # never without its condition
+
+
+def test_each_step_draws_the_apps_figure_at_the_steps_view(page, models_dir, staged):
+    import macaron
+
+    model = macaron.load(models_dir / "tiny-transformer", device="cpu")
+    river = lesson.PRESETS["bank (river)"]
+    traj = model.trace(river)
+    for k, frame in ((1, 0), (2, 1), (3, 2)):  # Particles at the frame the step names
+        data, layout, frames = figure_spec(page, f"fig-{k}")
+        assert layout["sliders"][0]["active"] == frame and layout["title"]["text"] == frame_title(traj, frame)
+        assert len(frames) == len(traj.labels) and any(d["type"] == "heatmap" for d in data)  # the matrix beside
+    assert "diffusion" in figure_spec(page, "fig-2")[1]["title"]["text"]
+    assert "convection" in figure_spec(page, "fig-3")[1]["title"]["text"]
+    data, layout, frames = figure_spec(page, "fig-4")  # the Splitting lab: the plane and its error chart
+    view = lesson.LESSON[3].view
+    assert len(frames) == int(view["steps"]) + 1 and "xaxis2" in layout and "RMS" in layout["yaxis2"]["title"]["text"]
+    data, layout, frames = figure_spec(page, "fig-5")  # Compare: two panels on one layer clock
+    assert "xaxis2" in layout and layout["title"]["text"].startswith("<b>layer time t = 0")
+    tiny_macaron = macaron.load(models_dir / "tiny-macaron", device="cpu").trace(river)
+    assert [f["name"] for f in frames] == [f"{t:g}" for t in analysis.time_grid(traj, tiny_macaron)]
+    # step 6: every stage of the learner, each its own figure, in one frame (one range for all)
+    stages = macaron.milestones(staged)
+    assert [s.name for s in stages] == ["random start", "plateau", "rise", "final"]
+    ranges = [figure_spec(page, f"fig-6-{i}")[1]["xaxis"]["range"] for i in range(len(stages))]
+    assert all(r == ranges[0] for r in ranges)
+    school = model.trace(lesson.PRESETS["school [MASK]"])
+    assert figure_spec(page, "fig-6-1")[1]["title"]["text"] == frame_title(school, 0)  # the view's frame 0
+    for i, s in enumerate(stages):
+        assert f"<button type='button' data-stage='{i}'" in page and f">{s.name}</button>" in page
+        _, lens_layout, _ = figure_spec(page, f"lens-6-{i}")
+        assert "top guesses" in lens_layout["xaxis"]["title"]["text"]
+    shown = re.findall(r"<div class='stage([^']*)' data-stage='(\d)'>", page)
+    assert [c for c, _ in shown] == ["", " shown print", "", " print"]  # opens at the plateau; plateau and final print
+
+
+def test_the_handout_copies_are_at_the_frame_each_step_names(page, models_dir):
+    import macaron
+
+    traj = macaron.load(models_dir / "tiny-transformer", device="cpu").trace(lesson.PRESETS["bank (river)"])
+    last = len(traj.labels) - 1
+    for k, frame in ((1, last), (2, 1), (3, 2)):
+        data, layout, frames = figure_spec(page, f"fig-{k}-print")
+        assert frames == [] and "sliders" not in layout and "updatemenus" not in layout  # a still: no controls
+        assert layout["title"]["text"] == frame_title(traj, frame)
+        assert f"Printed at sub-step {frame} of {traj.n_steps}: {html.escape(traj.labels[frame])}" in page
+    assert figure_spec(page, "fig-5-print")[1]["title"]["text"].startswith("<b>layer time t = 1<")
+    assert figure_spec(page, "fig-4-print")[1]["title"]["text"].startswith("<b>t = 1</b>")
+
+
+def test_plotly_is_inlined_once_and_nothing_points_outside(page):
+    from plotly.offline import get_plotlyjs
+
+    js = get_plotlyjs()
+    assert page.count(js[:200]) == 1 and js in page
+    rest = page.replace(js, "")
+    assert not re.search(r"<(script|img|link|iframe|source|video|audio)\b[^>]*\b(src|href)\s*=", rest, re.I)
+    assert not re.search(r"@import|url\(\s*['\"]?(https?:)?//", rest, re.I)
+    assert not re.search(r"""\b(src|href)\s*=\s*['"]?(https?:)?//""", rest, re.I)
+
+
+def test_presenter_fonts(models_dir, staged):
+    big = handout.lesson_html([models_dir / "tiny-transformer", models_dir / "tiny-macaron"], staged, present=True)
+    assert figure_spec(big, "fig-1")[1]["font"]["size"] == 17 and "html { font-size: 19px; }" in big
+
+
+def test_the_command_writes_one_file(models_dir, staged, tmp_path, capsys):
+    out = tmp_path / "lesson.html"
+    assert main(["lesson", "--out", str(out), "--model", str(models_dir / "tiny-transformer"),
+                 "--model", str(models_dir / "tiny-macaron"), "--learning", str(staged)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>") and text.rstrip().endswith("</html>")
+    assert out.stat().st_size < 15e6 and f"{out}" in capsys.readouterr().out
+    assert [p.name for p in tmp_path.iterdir()] == ["lesson.html"]  # no temporary file left beside it
+
+
+@pytest.mark.parametrize("bad, said", [("no-such-model", "no such folder"), ("{tmp}", "config.json")])
+def test_bad_models_get_a_message_and_no_file(bad, said, models_dir, tmp_path, capsys):
+    out = tmp_path / "lesson.html"
+    folder = tmp_path / "not-a-model"
+    folder.mkdir()
+    bad = bad.format(tmp=folder)
+    assert main(["lesson", "--out", str(out), "--model", bad, "--model", str(models_dir / "tiny-macaron")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and said in err and "Traceback" not in err
+    assert not out.exists() and not list(tmp_path.glob(".lesson.html*"))
+    out.write_text("the old lesson")  # an existing file stays as it was
+    assert main(["lesson", "--out", str(out), "--model", str(models_dir / "tiny-transformer"),
+                 "--model", bad]) == 2
+    assert out.read_text() == "the old lesson"
+
+
+def test_a_bad_place_to_write_gets_a_message(models_dir, tmp_path, capsys):
+    for out, said in ((tmp_path / "missing" / "lesson.html", "no such folder"), (tmp_path, "is a folder")):
+        assert main(["lesson", "--out", str(out), "--model", str(models_dir / "tiny-transformer")]) == 2
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err
+    assert not (tmp_path / "missing").exists()
+
+
+def test_an_existing_file_is_replaced_only_when_complete(tmp_path, monkeypatch):
+    out = tmp_path / "lesson.html"
+    out.write_text("the old lesson")
+
+    def broken(src, dst):  # the rename fails (say, the disk is full): the old file stays, nothing is left
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(handout.os, "replace", broken)
+    with pytest.raises(OSError):
+        handout.write(out, "<!DOCTYPE html>" + "x" * 1000)
+    assert out.read_text() == "the old lesson" and [p.name for p in tmp_path.iterdir()] == ["lesson.html"]
+    monkeypatch.undo()
+    handout.write(out, "<!DOCTYPE html>new")
+    assert out.read_text() == "<!DOCTYPE html>new" and [p.name for p in tmp_path.iterdir()] == ["lesson.html"]
+
+
+def test_the_lessons_sidebar_offers_the_file(app_env):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app" / "main.py"), default_timeout=120)
+    at.run(timeout=120)
+    assert not at.exception
+    buttons = [b for b in at.sidebar.get("download_button") if b.label == "Download this lesson"]
+    assert len(buttons) == 1 and "tiny-transformer" in buttons[0].help and "offline" in buttons[0].help
+    made = state.lesson_file(str(app_env / "tiny-transformer"), str(app_env / "tiny-macaron"),
+                             str(app_env / "tiny-transformer"))
+    assert made.startswith("<!DOCTYPE html>") and "id='step-6'" in made and "tiny-macaron" in made
