@@ -1,4 +1,4 @@
-"""Bring any encoder: RoBERTa, XLM-RoBERTa, DistilBERT, ALBERT and ELECTRA folders, traced by us and run by
+"""Bring any encoder: BERT, RoBERTa, XLM-RoBERTa, DistilBERT, ALBERT and ELECTRA folders, traced by us and run by
 Hugging Face `transformers` (the third-party implementation), compared after every sub-layer.
 
 Each folder is built here, offline and seeded: a randomly initialised `transformers` model from a small
@@ -85,6 +85,7 @@ def embedding_out(base):
 
 
 FAMILIES = {  # name: (transformers class, config, tokenizer, sub-step modules)
+    "bert": ("BertForMaskedLM", lambda v: dict(SMALL, vocab_size=v), wordpiece, bert_like),  # its MLM head too
     "roberta": ("RobertaForMaskedLM", lambda v: dict(SMALL, vocab_size=v, max_position_embeddings=42,
                                                      hidden_act="gelu_new", type_vocab_size=1, layer_norm_eps=1e-5),
                 byte_bpe, bert_like),
@@ -280,3 +281,18 @@ def test_dynamics_page_runs_the_shared_layer_further(folders, monkeypatch):
     assert "albert · ALBERT ·" in text and "one layer's weights shared by every step" in text and "16 → 32" in text
     assert "roberta · RoBERTa ·" in text
     assert "where the layers share their weights, the autonomous flow continued" in text
+
+
+def test_an_untied_decoder_leaves_the_head_out(tmp_path):
+    """Our head's decoder is the word embedding: a folder whose decoder is its own matrix loads without a
+    head rather than with a wrong one."""
+    import transformers
+
+    tok = byte_bpe()
+    torch.manual_seed(0)
+    hf = transformers.RobertaForMaskedLM(transformers.RobertaConfig(
+        **dict(SMALL, vocab_size=tok.get_vocab_size(), max_position_embeddings=42), tie_word_embeddings=False))
+    hf.save_pretrained(tmp_path, safe_serialization=True)
+    tok.save(str(tmp_path / "tokenizer.json"))
+    model = macaron.load(tmp_path, device="cpu")
+    assert not model.has_mlm_head and model.config.hf_family == "RoBERTa"
