@@ -296,3 +296,24 @@ def test_an_untied_decoder_leaves_the_head_out(tmp_path):
     tok.save(str(tmp_path / "tokenizer.json"))
     model = macaron.load(tmp_path, device="cpu")
     assert not model.has_mlm_head and model.config.hf_family == "RoBERTa"
+
+
+@pytest.mark.parametrize("family", ["roberta", "albert"])
+def test_particles_page_guesses_the_mask(folders, family, monkeypatch):
+    """On Particles a RoBERTa (byte-level BPE, <mask> read as [MASK]) and an ALBERT folder show their
+    [MASK] guesses at every sub-step and explain them with integrated gradients (E-wide embeddings)."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("MACARON_MODELS", str(folders[family][0]))
+    monkeypatch.delenv("MACARON_MODELS_DIR", raising=False)
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app" / "main.py"), default_timeout=180)
+    at.query_params.update({"m": family, "s": "the cat sat on the [MASK] .", "attr": "1"})
+    at.run(timeout=180)
+    assert not at.exception, [e.message for e in at.exception]
+    assert "Final guesses for [MASK]" in " ".join(str(m.value) for m in at.markdown)
+    assert {"p_lens"} <= {c.key for c in at.get("plotly_chart")}
+    text = " ".join(str(c.value) for c in at.caption)
+    assert "Explained: log-probability of" in text and ("RoBERTa" if family == "roberta" else "ALBERT") in text
+    assert not at.error, [e.value for e in at.error]
