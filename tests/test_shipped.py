@@ -45,13 +45,16 @@ def test_each_mini_ships_its_stages_and_meets_its_targets(name):
 
 @pytest.mark.parametrize("name", MINIS)
 def test_the_plateau_guesses_the_same_few_words_whatever_the_sentence(name):
-    """The app's [MASK] sentences (four or more): at the plateau their top-5 guesses come from at most 8
-    tokens and all hold "the"; the final weights guess differently for each (at least 15 tokens)."""
+    """The app's [MASK] sentences (five): at the plateau their top-5 guesses come from at most 9 tokens, each a
+    common word or punctuation (the, of, and, to, a, ",", ".", "##s") or a word of the sentence itself (it reads
+    the words around as a bag); the final weights guess differently for each (at least 15 tokens)."""
     plateau = macaron.load(name, device="cpu", at=macaron.milestones(name)[1].tokens)
     final = macaron.load(name, device="cpu")
-    assert plateau.milestone.name == "plateau" and len(MASKED) >= 4
+    assert plateau.milestone.name == "plateau" and len(MASKED) >= 5
     guesses = [top(plateau, t) for t in MASKED]
-    assert len(set().union(*guesses)) <= 8 and all("the" in g for g in guesses), guesses
+    common = {"the", "of", "and", "to", "a", ",", ".", "##s"}
+    assert len(set().union(*guesses)) <= 9, guesses
+    assert all(w in common or w in t.split() for t, g in zip(MASKED, guesses) for w in g), guesses
     guesses = [top(final, t) for t in MASKED]
     assert len(set().union(*guesses)) >= 15, guesses
 

@@ -308,7 +308,7 @@ section.step h2 { font-size: 1.3rem; margin: 0 0 0.3rem 0; }
 .continued { display: none; }
 @page { size: A4 landscape; margin: 8mm; }
 @media print {
-  html { font-size: 12px; }
+  html { font-size: 14px; }
   nav, .screen-only, .stages, .modebar-container, .updatemenu-container, .slider-container, .lens { display: none !important; }
   main { width: auto; }
   header.intro { padding-top: 0; }
