@@ -180,3 +180,42 @@ def test_the_file_prints_one_step_a_page(opened, tmp_path):
     assert count_pixels(shots[1], BLUE) > 2 * count_pixels(shots[2], BLUE) + 100
     assert count_pixels(shots[2], VERMILLION) > 2 * count_pixels(shots[1], VERMILLION) + 100
     assert outside == []
+
+
+def test_the_apps_download_button_gives_the_same_lesson(models_dir, browser, tmp_path):
+    """The real app (`streamlit run`, the suite's tiny models): the lesson's sidebar section offers the file for
+    the models its steps open, and clicking it downloads a complete lesson that opens offline."""
+    import os
+
+    from bench_server import server as app_server
+    from test_browser import settle
+
+    env = {k: v for k, v in os.environ.items() if k != "MACARON_MODELS"}
+    env["MACARON_MODELS_DIR"] = str(models_dir)
+    with app_server(env, tmp_path / "streamlit.log") as (url, _):
+        page = browser.new_page(viewport={"width": 1280, "height": 720}, accept_downloads=True)
+        try:
+            page.goto(f"{url}/")
+            settle(page)
+            page.get_by_text("Guided lesson (6 steps)").click()
+            button = page.get_by_role("button", name="Download this lesson")
+            button.wait_for()
+            with page.expect_download(timeout=120_000) as got:
+                button.click()
+            saved = tmp_path / got.value.suggested_filename
+            got.value.save_as(saved)
+        finally:
+            page.close()
+    assert saved.name == "macaron-lesson.html" and saved.stat().st_size < 15e6
+    text = saved.read_text(encoding="utf-8")
+    assert "tiny-transformer" in text and "tiny-macaron" in text
+    assert all(f"id='step-{k}'" in text for k in range(1, len(lesson.LESSON) + 1))
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, offline=True)
+    try:
+        page = context.new_page()
+        page.goto(saved.as_uri())
+        page.wait_for_function("() => document.querySelectorAll('.figure .js-plotly-plot .main-svg').length >= 5")
+        assert "diffusion (attention)" in title_of(page, "#step-2 .figure")
+    finally:
+        context.close()
+    assert "Traceback" not in (tmp_path / "streamlit.log").read_text()
