@@ -405,7 +405,8 @@ def test_the_variants_train_on_the_minis_stream_and_load_as_what_they_are(tiny, 
     stream = {n: [(r["step"], r["tokens"]) for r in rows(d / "metrics.jsonl", "train")] for n, d in runs.items()}
     assert stream["synthesizer-random-mini"] == stream["floater-mini"] == stream["transformer-mini"]
     out = tmp_path / "synthesizer-random-mini,floater-mini" / "out"
-    synth, floater = macaron.load(out / "synthesizer-random-mini"), macaron.load(out / "floater-mini")
+    # on the CPU, where build() below puts the random start, whatever device trained them
+    synth, floater = (macaron.load(out / n, device="cpu") for n in ("synthesizer-random-mini", "floater-mini"))
     assert (synth.config.attention, synth.config.position) == ("random", "learned")
     assert (floater.config.attention, floater.config.position) == ("dot", "floater")
     def moved(model, part: str) -> float:  # from the random start of the run's seed (0), rebuilt
@@ -581,12 +582,13 @@ def test_float32_path_on_a_cpu_without_bf16(tiny, tmp_path, monkeypatch, capsys)
     from macaron.train import precision as P
 
     monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"avx2", "fma"}))
-    code, run_dir, out = run(tiny, tmp_path, "--steps", "3", "--eval-every", "3")
+    code, run_dir, out = run(tiny, tmp_path, "--steps", "3", "--eval-every", "3", "--device", "cpu")  # even with a GPU
     assert code == 0
     assert "precision: float32: this CPU has no native bf16" in capsys.readouterr().out
     assert json.loads((out / "training.json").read_text())["precision"] == "float32"
     monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"avx512_bf16"}))
-    code, _, out = run(tiny, tmp_path, "--steps", "3", "--eval-every", "3", "--precision", "float32", name="forced")
+    code, _, out = run(tiny, tmp_path, "--steps", "3", "--eval-every", "3", "--precision", "float32", "--device", "cpu",
+                       name="forced")
     assert code == 0 and json.loads((out / "training.json").read_text())["precision"] == "float32"
 
 
@@ -595,7 +597,7 @@ def test_a_run_resumed_on_another_cpu_records_each_precision(tiny, tmp_path, mon
     ran in which precision instead of naming the last one for the whole run."""
     from macaron.train import precision as P, publish
 
-    args = ["--steps", "6", "--eval-every", "3", "--keep-every", "3"]
+    args = ["--steps", "6", "--eval-every", "3", "--keep-every", "3", "--device", "cpu"]  # CPUs, even with a GPU
     monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"avx512_bf16"}))
     assert run(tiny, tmp_path, *args, "--halt-after", "3", name="r")[0] == 0
     shipped = tmp_path / "shipped"
@@ -614,6 +616,27 @@ def test_a_run_resumed_on_another_cpu_records_each_precision(tiny, tmp_path, mon
     monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"avx512_bf16"}))
     code, _, out = run(tiny, tmp_path, *args, name="same")
     assert code == 0 and "thread(s) per process, bf16 |" in (out / "README.md").read_text()
+
+
+def test_weights_published_before_a_config_field_existed_still_warm_start(tiny, tmp_path):
+    """A field added to ModelConfig later (at a default that keeps the model as it was) is no difference: the
+    shipped models' training.json files were written before `shared`, `step` and `tied_halves` existed."""
+    from macaron.train import publish
+
+    args = ["--steps", "4", "--eval-every", "2", "--keep-every", "2", "--device", "cpu"]
+    assert run(tiny, tmp_path, *args, "--halt-after", "2", name="r")[0] == 0
+    shipped = tmp_path / "shipped"
+    publish.publish(tmp_path / "run-r", shipped)
+    facts = json.loads((shipped / "r" / "training.json").read_text())
+    for field in ("shared", "step", "tied_halves"):
+        del facts["config"][field]
+    (shipped / "r" / "training.json").write_text(json.dumps(facts))
+    shutil.rmtree(tmp_path / "run-r")
+    assert run(tiny, tmp_path, *args, "--warm-start", str(shipped), "--rewarm", "1", name="r")[0] == 0
+    facts["config"]["d_model"] = 48  # a real difference is still refused
+    (shipped / "r" / "training.json").write_text(json.dumps(facts))
+    shutil.rmtree(tmp_path / "run-r")
+    assert run(tiny, tmp_path, *args, "--warm-start", str(shipped), "--rewarm", "1", name="r")[0] != 0
 
 
 def test_mask_rate_and_mask_only_reach_the_batches(tiny, tmp_path, monkeypatch):

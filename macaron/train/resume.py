@@ -18,6 +18,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from ..config import ModelConfig
 from .card import precisions
 
 CHECKPOINT = "checkpoint"
@@ -102,6 +103,15 @@ def read_state(ckpt: Path) -> dict:
     return state
 
 
+def _config(stored: dict | None) -> dict:
+    """A stored config with the fields added since it was written at their defaults (which keep a model as it
+    was), so an older run compares equal to the same model now; {} when absent or unreadable."""
+    try:
+        return ModelConfig.from_dict(stored).to_dict() if stored else {}
+    except (TypeError, ValueError):
+        return dict(stored or {})
+
+
 def check_compatible(ckpt: Path, state: dict, configs: dict, tok_hash: str, run: dict, world: int):
     """Refuse to resume a checkpoint of another experiment; the message lists every difference."""
     file = ckpt / "state.json"
@@ -110,7 +120,7 @@ def check_compatible(ckpt: Path, state: dict, configs: dict, tok_hash: str, run:
     if sorted(theirs_members) != sorted(configs):
         problems.append(f"models differ (checkpoint {sorted(theirs_members)} vs now {sorted(configs)})")
     for name, config in configs.items():
-        theirs, ours = (theirs_members.get(name) or {}).get("config") or {}, config.to_dict()
+        theirs, ours = _config((theirs_members.get(name) or {}).get("config")), config.to_dict()
         if theirs and theirs != ours:
             diff = [f"{k}: checkpoint {theirs.get(k)!r} vs now {ours.get(k)!r}" for k in ours if theirs.get(k) != ours[k]]
             problems.append(f"{name}: model config differs (" + "; ".join(diff[:6]) + ")")
@@ -165,7 +175,7 @@ def warm_start(root: Path, members, run: dict) -> dict:
         except (OSError, json.JSONDecodeError) as e:
             raise TrainError(f"{folder / 'training.json'}: no training facts to warm-start from ({e})") from None
         problems = [f"{k}: {info.get(k)!r} there vs {run[k]!r} now" for k in WARM_ARGS if info.get(k) != run[k]]
-        if info.get("config") != m.config.to_dict():
+        if _config(info.get("config")) != m.config.to_dict():
             problems.append("the model config differs")
         if problems:
             raise TrainError(f"{folder}: cannot warm-start, another experiment: " + "; ".join(problems))
