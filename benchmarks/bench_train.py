@@ -109,9 +109,8 @@ class Trainer:
 
     def __init__(self, name: str, net: torch.nn.Module, device: torch.device, dtype: torch.dtype):
         self.name, self.net, self.device, self.dtype = name, net.to(device).train(), device, dtype
-        extra = {"fused": True} if device.type == "cuda" else {}
         self.opt = torch.optim.AdamW(self.net.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-6,
-                                     weight_decay=0.01, **extra)
+                                     weight_decay=0.01, fused=True)  # as the trainer's optimizer_for
         self.params = sum(p.numel() for p in self.net.parameters())
         self.times: list[float] = []
 
@@ -139,6 +138,23 @@ class Trainer:
             self.loss(inputs, labels).backward()
         self.opt.zero_grad(set_to_none=True)
         return float(counter.get_total_flops())
+
+
+def top_ops(trainer: Trainer, data, n: int = 3) -> str:
+    """Where one training step of a contestant spends its time: the n ops with the largest share of the
+    step's self time (torch.profiler), e.g. 'copy_ 20%, mm 15%, flash-attention backward 11%'."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if trainer.device.type == "cuda" else [])
+    with profile(activities=activities) as prof:
+        trainer.step(*data[0])
+    events = [e for e in prof.key_averages() if e.key.startswith("aten::")]
+    device = trainer.device.type == "cuda"
+    own = {e.key: e.self_device_time_total if device else e.self_cpu_time_total for e in events}
+    total = sum(own.values()) or 1.0
+    names = {"aten::_scaled_dot_product_flash_attention_for_cpu_backward": "flash-attention backward"}
+    top = sorted(own.items(), key=lambda kv: -kv[1])[:n]
+    return ", ".join(f"{names.get(k, k.removeprefix('aten::'))} {100 * v / total:.0f}%" for k, v in top)
 
 
 def contestants(cfg: ModelConfig, device: torch.device, dtype: torch.dtype) -> list[Trainer]:
@@ -233,6 +249,7 @@ def measure(cfg: ModelConfig, device: torch.device, dtype: torch.dtype, rate: fl
     for _ in range(args.rounds):
         for t in trainers:
             t.timed(data, sync)
+    profile = top_ops(trainers[0], data)  # "ours" (compiled on CUDA: the first is the eager one there too)
     tokens = batch * args.seq
     models = {}
     for t in trainers:
@@ -240,7 +257,7 @@ def measure(cfg: ModelConfig, device: torch.device, dtype: torch.dtype, rate: fl
         models[t.name] = {"step_s": step_s, "tokens_per_s": tokens / step_s, "flops": flops[t.name],
                           "share": flops[t.name] / step_s / rate, "params": t.params, "n": len(t.times)}
     return {"shape": cfg.name, "shape_name": shape_name(cfg), "precision": precision.name(dtype), "batch": batch,
-            "seq": args.seq, "rate": rate, "models": models, "load": (before, load_average()),
+            "seq": args.seq, "rate": rate, "models": models, "load": (before, load_average()), "profile": profile,
             "attention": next(t for t in trainers if t.name == "hf-bert").net.bert.config._attn_implementation}
 
 
@@ -281,6 +298,7 @@ def report(res: dict) -> str:
             lines.append(f"  {name:15} {m['tokens_per_s']:9,.0f} tokens/s  ({1000 * m['step_s']:,.1f} ms/step, "
                          f"{m['flops'] / 1e9:,.2f} GFLOP/step, {m['flops'] / m['step_s'] / 1e9:,.1f} GFLOP/s = "
                          f"{100 * m['share']:.0f}% {share}; {m['params']:,} params; median of {m['n']})")
+        lines.append(f"  where ours spends a step (self time of its ops): {b['profile']}")
         ratio = {name: m["tokens_per_s"] / b["models"]["hf-bert"]["tokens_per_s"] for name, m in b["models"].items()}
         compiled = f"; ours-compiled / HF {ratio['ours-compiled']:.2f}" if "ours-compiled" in ratio else ""
         lines.append(f"  ratio ours / HF {ratio['ours']:.2f}; same-work ratio ours-full-head / HF "
@@ -292,7 +310,7 @@ def report(res: dict) -> str:
 # ---- RESULTS.md -------------------------------------------------------------------------
 COLUMNS = ("device", "shape", "precision", "batch × seq", "threads", "ours tokens/s", "HF tokens/s", "ratio",
            "full-head tokens/s", "same-work ratio", "GFLOP/step (ours)", "share of matmul rate ours / HF",
-           "matmul rate GFLOP/s", "date", "load")
+           "matmul rate GFLOP/s", "top ops of ours (self time)", "date", "load")
 
 
 def cells(line: str) -> list[str]:
@@ -303,14 +321,14 @@ def row(res: dict, b: dict) -> str:
     head = [res["device"], b["shape"], b["precision"], f"{b['batch']} × {b['seq']}", str(res["threads"])]
     today = dt.date.today().isoformat()
     if "note" in b:
-        return "| " + " | ".join(head + [b["note"]] + ["–"] * 7 + [today, "–"]) + " |"
+        return "| " + " | ".join(head + [b["note"]] + ["–"] * 8 + [today, "–"]) + " |"
     models = b["models"]
     ours = models["ours-compiled" if "ours-compiled" in models else "ours"]
     hf, full = models["hf-bert"], models["ours-full-head"]
     figures = [f"{ours['tokens_per_s']:,.0f}", f"{hf['tokens_per_s']:,.0f}",
                f"{ours['tokens_per_s'] / hf['tokens_per_s']:.2f}", f"{full['tokens_per_s']:,.0f}",
                f"{full['tokens_per_s'] / hf['tokens_per_s']:.2f}", f"{ours['flops'] / 1e9:,.1f}",
-               f"{100 * ours['share']:.0f}% / {100 * hf['share']:.0f}%", f"{b['rate'] / 1e9:,.0f}",
+               f"{100 * ours['share']:.0f}% / {100 * hf['share']:.0f}%", f"{b['rate'] / 1e9:,.0f}", b["profile"],
                today, fmt_load(b["load"])]
     return "| " + " | ".join(head + figures) + " |"
 
@@ -321,10 +339,10 @@ def write(results: list[dict], path: Path = RESULTS):
     text = path.read_text() if path.exists() else ""
     start = text.find(f"## {TITLE}\n")
     section = text[start:].split("\n## ", 1)[0] if start >= 0 else ""
-    # rows of an older layout (another column count) are dropped: their columns no longer fit
-    old = [line for line in section.splitlines() if line.startswith("| ") and len(cells(line)) == len(COLUMNS)
-           and cells(line)[0] != "device"]
-    rows = {tuple(cells(line)[:3]): line for line in old}
+    # rows written before the profile column get "–" there; rows of any other layout are dropped
+    old = [cells(line) for line in section.splitlines() if line.startswith("| ") and cells(line)[0] != "device"]
+    old = [c[:-2] + ["–"] + c[-2:] if len(c) == len(COLUMNS) - 1 else c for c in old]
+    rows = {tuple(c[:3]): "| " + " | ".join(c) + " |" for c in old if len(c) == len(COLUMNS)}
     for res in results:
         for b in res["blocks"]:
             key = (res["device"], b["shape"], b["precision"])
@@ -343,7 +361,9 @@ def write(results: list[dict], path: Path = RESULTS):
             f"achieved FLOP/s ÷ the best `torch.mm` rate measured in the same run, same dtype and threads "
             f"(on the CPU 4096 × 512·512 × 2048, 4096 × 2048·2048 × 512, 4096 × 256·256 × 1024; on CUDA 8192², "
             f"so there it is the MFU, and \"ours\" is the compiled encoder, as `pretrain --compile` trains, the "
-            f"peer eager). Load = 1-minute load average before → after (other jobs on the machine). "
+            f"peer eager). Top ops: the three aten ops with the largest share of one step's self time of "
+            f"\"ours\" (`torch.profiler`). The device names the CPU kind (AMX, AVX512_BF16, AVX2: the flags the fast "
+            f"path depends on). Load = 1-minute load average before → after (other jobs on the machine). "
             f"Python {platform.python_version()}, torch {torch.__version__}.\n\n"
             f"| {' | '.join(COLUMNS)} |\n|{'---|' * len(COLUMNS)}\n" + "\n".join(rows.values()))
     write_section(TITLE, body, path)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from ..schemes import get_scheme
+from .precision import cpu_kind
 
 CURVE = "training_curve.png"
 FACTS = "training.json"
@@ -65,7 +66,7 @@ def hardware(device=None) -> str:
                 break
     except OSError:
         pass
-    return f"CPU {cpu} ({os.cpu_count()} cores visible)"
+    return f"CPU {cpu} with {cpu_kind()} ({os.cpu_count()} cores visible)"  # the kind decides the fast path
 
 
 def read_metrics(file: Path) -> tuple[list[dict], list[dict]]:

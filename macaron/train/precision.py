@@ -35,6 +35,18 @@ def cpu_flags(cpuinfo: str = "/proc/cpuinfo") -> frozenset[str]:
     return frozenset(flags)
 
 
+# The CPU kinds these machines change between (shared/cpu-training.md), best first: (flags, name)
+CPU_KINDS = ((("amx_bf16", "amx_tile"), "AMX"), (("avx512_bf16",), "AVX512_BF16"), (("avx512f",), "AVX-512"),
+             (("avx2",), "AVX2"), (("bf16",), "Arm BF16"))
+
+
+def cpu_kind(flags: frozenset[str] | None = None) -> str:
+    """The widest matrix/vector extension of this CPU that the training path depends on: 'AMX',
+    'AVX512_BF16', 'AVX-512', 'AVX2', 'Arm BF16', or 'no AVX2'."""
+    have = cpu_flags() if flags is None else flags
+    return next((name for needs, name in CPU_KINDS if all(f in have for f in needs)), "no AVX2")
+
+
 def native_bf16(device: torch.device, flags: frozenset[str] | None = None) -> str | None:
     """What makes bf16 native on this device (a flag name, or 'CUDA'), None when it is not."""
     if device.type == "cuda":

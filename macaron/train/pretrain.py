@@ -286,8 +286,9 @@ def optimizer_for(model: nn.Module, args, device) -> torch.optim.AdamW:
             continue
         (no_decay if p.ndim < 2 or "norm" in name or "embedding" in name else decay).append(p)
     groups = [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    extra = {"fused": True} if device.type == "cuda" else {}
-    return torch.optim.AdamW(groups, lr=args.lr, betas=tuple(args.betas), eps=args.eps, **extra)
+    # fused: one kernel for every tensor, on CUDA and on the CPU (3-4 % faster steps on an AMX Xeon than the
+    # foreach default, benchmarks/RESULTS.md); the same update, so a checkpoint resumes either way
+    return torch.optim.AdamW(groups, lr=args.lr, betas=tuple(args.betas), eps=args.eps, fused=True)
 
 
 class Schedule:
@@ -498,7 +499,8 @@ class Run:
     def build(self):
         a, dist = self.args, self.dist
         self.dtype = precision.choose(dist.device, a.precision)
-        log(dist, f"precision: {precision.describe(dist.device, self.dtype, a.precision)}")
+        log(dist, f"precision: {precision.describe(dist.device, self.dtype, a.precision)}; on "
+                  f"{cardlib.hardware(dist.device)}: fused AdamW, SDPA attention, {'compiled' if a.compile else 'eager'}")
         self.members = [Member(name, cfg, self.data.tok, a, dist, self.total_steps, self.dtype)
                         for name, cfg in self.configs.items()]
         torch.manual_seed(a.seed * 1000 + 1 + dist.rank)  # dropout differs between ranks
