@@ -44,6 +44,8 @@ class ModelConfig:
     shared: bool = False          # one set of layer weights, applied n_layers times (ALBERT; the theory)
     step: float = 1.0             # h, the layer's time step (1: the unit steps of BERT and the paper)
     tied_halves: bool = False     # one FFN (and its norm) for every convection sub-step: Strang's same G
+    norm_affine: bool = True      # False: the norms have no gain or bias, so post-LN projects every state onto
+                                  # one sphere of radius √d (mean zero): the tokens-on-a-sphere of Geshkovski et al.
     # Hugging Face families (macaron.hf): factorised embeddings of width E, projected to d after their norm (ALBERT,
     # small ELECTRAs; the MLM head maps d back to E), the head's own activation, and the family the weights came from
     embedding_size: int | None = None

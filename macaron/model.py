@@ -60,7 +60,7 @@ class Layer(nn.Module):
             if cfg.tied_halves and s.kind == CONVECTION and tied:  # the same G (FFN and norm) in every half
                 ops.append(tied[0]), norms.append(tied[1])
                 continue
-            ops.append(operator(s.kind, cfg)), norms.append(nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps))
+            ops.append(operator(s.kind, cfg)), norms.append(_norm(cfg, cfg.d_model))
             tied = (ops[-1], norms[-1]) if s.kind == CONVECTION else tied
         self.ops, self.norms = nn.ModuleList(ops), nn.ModuleList(norms)
         self.drop = nn.Dropout(cfg.dropout)
@@ -116,13 +116,13 @@ class Encoder(nn.Module):
             self.position_embedding = nn.Embedding(cfg.max_len, e)
         elif cfg.position == "floater":
             self.floater = Floater(cfg)
-        self.embed_norm = nn.LayerNorm(e, eps=cfg.layer_norm_eps) if cfg.norm == "post" else nn.Identity()
+        self.embed_norm = _norm(cfg, e) if cfg.norm == "post" else nn.Identity()
         self.embed_drop = nn.Dropout(cfg.dropout)
         if cfg.embedding_size:
             self.embed_proj = nn.Linear(e, d)
         shared = Layer(cfg) if cfg.shared else None  # one module at every depth: the same weights each step
         self.layers = nn.ModuleList(shared or Layer(cfg) for _ in range(cfg.n_layers))
-        self.final_norm = nn.LayerNorm(d, eps=cfg.layer_norm_eps) if cfg.norm == "pre" else nn.Identity()
+        self.final_norm = _norm(cfg, d) if cfg.norm == "pre" else nn.Identity()
         if cfg.mlm_head:  # BERT's head; the decoder is tied to the token embedding (d → E first when factorised)
             self.mlm_transform = nn.Sequential(nn.Linear(d, e), ACTIVATION[cfg.head_activation or cfg.activation](),
                                                nn.LayerNorm(e, eps=cfg.layer_norm_eps))
@@ -359,6 +359,11 @@ def _is_id_list(x) -> bool:
         return x.ndim == 1
     return isinstance(x, Sequence) and not isinstance(x, str) and len(x) > 0 and \
         all(isinstance(i, (int, np.integer)) for i in x)
+
+
+def _norm(cfg: ModelConfig, width: int) -> nn.LayerNorm:
+    """A norm of the residual stream (the head's is its own): without gain and bias where the config says so."""
+    return nn.LayerNorm(width, eps=cfg.layer_norm_eps, elementwise_affine=cfg.norm_affine)
 
 
 def _aliases(module: nn.Module) -> dict[str, str]:

@@ -98,3 +98,14 @@ def test_move_sizes_are_the_recorded_moves_and_the_penalty_adds_them():
     labels[:, 3] = IDS[:, 3]
     plain, penalised = MaskedLM(model)(IDS, None, labels), MaskedLM(model, 5.0)(IDS, None, labels)
     torch.testing.assert_close(penalised - plain, 5.0 * torch.stack(by_hand).mean())
+
+
+def test_norms_without_gain_keep_every_post_ln_state_on_one_sphere():
+    model = tiny(norm="post", norm_affine=False, shared=True, step=0.5, scheme="macaron", tied_halves=True,
+                 layer_norm_eps=1e-12)  # the default 1e-5 shortens states of small variance (the embedding)
+    assert not any("norm" in name for name, _ in model.named_parameters())
+    record = []
+    model(IDS, record=record)
+    for state, _ in record:  # the embedding and every sub-step: mean zero, length √d
+        torch.testing.assert_close(state.mean(-1), torch.zeros(state.shape[:-1]), atol=1e-5, rtol=0)
+        torch.testing.assert_close(state.norm(dim=-1), torch.full(state.shape[:-1], 32 ** 0.5), atol=1e-3, rtol=0)

@@ -99,6 +99,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     g.add_argument("--step", type=float, default=None, help="the layers' time step h (default 1; T = layers × h)")
     g.add_argument("--tied-halves", action="store_true",
                    help="models with two convection sub-steps (Macaron) use one FFN for both: Strang's same G")
+    g.add_argument("--sphere", action="store_true",
+                   help="norms without gain or bias: post-LN projects every state onto one sphere of radius √d")
     g.add_argument("--move-penalty", type=float, default=0.0,
                    help="add this × the mean over Euler moves of ‖Δx‖²/‖x‖² to the training loss (keeps steps small)")
     g = p.add_argument_group("data")
@@ -205,7 +207,8 @@ def model_configs(args, vocab_size: int) -> dict[str, ModelConfig]:
             cfg = ModelConfig.named(size, **fields, name=name)
             for field, value in (("d_model", args.d_model), ("n_layers", args.layers), ("n_heads", args.heads),
                                  ("ffn_total", args.ffn), ("step", args.step), ("shared", args.shared or None),
-                                 ("tied_halves", args.tied_halves and cfg.n_ffn > 1 or None)):
+                                 ("tied_halves", args.tied_halves and cfg.n_ffn > 1 or None),
+                                 ("norm_affine", False if args.sphere else None)):
                 if value is not None:
                     setattr(cfg, field, value)
             out[name] = ModelConfig.from_dict(cfg.to_dict())  # re-validate after the overrides
