@@ -219,3 +219,30 @@ def test_the_apps_download_button_gives_the_same_lesson(models_dir, browser, tmp
     finally:
         context.close()
     assert "Traceback" not in (tmp_path / "streamlit.log").read_text()
+
+
+def test_presenter_mode_folds_the_notes_on_screen_and_prints_them(browser, tmp_path):
+    """--present: larger type, the teacher's notes folded on the projector (so ▶ Play stays on a 1280×720
+    screen) and printed open, still one step a page."""
+    out = tmp_path / "present.html"
+    assert main(["lesson", "--present", "--out", str(out)]) == 0
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, offline=True)
+    try:
+        page = context.new_page()
+        page.goto(out.as_uri() + "#step-1")
+        page.wait_for_function("() => document.querySelectorAll('.figure .js-plotly-plot .main-svg').length >= 5")
+        page.wait_for_timeout(500)
+        note = lesson.LESSON[0].note[:50]
+        assert not page.get_by_text(note).is_visible()  # folded
+        play = page.locator("#step-1 .figure .updatemenu-button").first.bounding_box()
+        assert play["y"] + play["height"] <= 720  # ▶ Play on the first screen of the step
+        page.screenshot(path=str(SHOTS / "lesson_file_presenter_step1.png"))
+        page.emulate_media(media="print")
+        page.pdf(path=str(tmp_path / "present.pdf"), prefer_css_page_size=True)
+    finally:
+        context.close()
+    text = subprocess.run(["pdftotext", str(tmp_path / "present.pdf"), "-"], check=True, capture_output=True,
+                          text=True).stdout
+    assert text.count("\f") == len(lesson.LESSON) + 1  # seven pages (pdftotext ends each with a form feed)
+    for step in lesson.LESSON:
+        assert " ".join(step.note.split()[:8]) in " ".join(text.split()), step.title  # each note printed open

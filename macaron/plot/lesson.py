@@ -279,8 +279,8 @@ html { font-size: %(root)spx; }
 body { margin: 0; font-family: Helvetica, Arial, sans-serif; color: var(--ink); background: #fff; line-height: 1.4; }
 nav { position: sticky; top: 0; z-index: 10; background: #fff; border-bottom: 1px solid var(--rule);
       padding: 0.35rem 1rem; display: flex; gap: 0.4rem; align-items: center; flex-wrap: wrap; }
-nav b { margin-right: 0.4rem; font-size: 0.9rem; }
-nav a, nav button { font: inherit; font-size: 0.8rem; color: var(--ink); text-decoration: none; border: 1px solid var(--rule);
+nav b { margin-right: 0.4rem; font-size: 14px; }
+nav a, nav button { font: inherit; font-size: 13px; color: var(--ink); text-decoration: none; border: 1px solid var(--rule);
       border-radius: 4px; padding: 0.05rem 0.45rem; background: #f6f6f6; cursor: pointer; white-space: nowrap; }
 nav a:hover, nav button:hover { background: #e8e8e8; }
 main { width: %(width)spx; margin: 0 auto; }
@@ -293,6 +293,8 @@ section.step h2 { font-size: 1.3rem; margin: 0 0 0.3rem 0; }
 .say { margin: 0; font-size: 1rem; }
 .note { margin: 0; font-size: 0.82rem; color: #222; border-left: 3px solid var(--ink); padding: 0 0 0 0.6rem; }
 .note b { font-weight: bold; }
+details.note summary { cursor: pointer; }
+details.note p { margin: 0.2rem 0 0 0; }
 .caption, .printed { font-size: 0.8rem; color: var(--soft); margin: 0.15rem 0 0 0; }
 .printed { display: none; }
 .guesses { font-size: 0.95rem; margin: 0.2rem 0; }
@@ -325,11 +327,21 @@ section.step h2 { font-size: 1.3rem; margin: 0 0 0.3rem 0; }
   .stage.print ~ .stage.print .continued { display: block; font-size: 1.1rem; font-weight: bold; margin: 0 0 0.3rem 0; }
   .stage h3 { display: block; font-size: 1rem; margin: 0.2rem 0; }
   .figure { display: none; }
-  .still { position: static; break-inside: avoid; }
+  .still { position: static; break-inside: avoid; zoom: 0.92; }  /* room for the intro on page 1 */
+  header.intro p { font-size: 0.9rem; margin: 0.1rem 0; }
+  details.note summary { display: inline; }
+  details.note p { display: inline; }
 }
 """
 
 SCRIPT = """
+// presenter mode folds the teacher's notes on screen; a handout prints them
+window.addEventListener('beforeprint', function () {
+  document.querySelectorAll('details.note').forEach(function (d) { d.dataset.was = d.open; d.open = true; });
+});
+window.addEventListener('afterprint', function () {
+  document.querySelectorAll('details.note').forEach(function (d) { d.open = d.dataset.was === 'true'; });
+});
 function lessonStage(button) {  // step 6: show one stage of training
   var bar = button.closest('.stages'), stack = document.getElementById(bar.dataset.stack);
   bar.querySelectorAll('button').forEach(function (b) { b.setAttribute('aria-pressed', String(b === button)); });
@@ -340,10 +352,12 @@ function lessonStage(button) {  // step 6: show one stage of training
 """
 
 
-def _step_html(k: int, step: lesson.LessonStep, body: str) -> str:
+def _step_html(k: int, step: lesson.LessonStep, body: str, present: bool = False) -> str:
+    """A step's section: its title, its sentence, the teacher's note (folded on a projector: it prints open)."""
+    note = (f"<details class='note'><summary><b>For the teacher</b></summary><p>{html.escape(step.note)}</p></details>"
+            if present else f"<p class='note'><b>For the teacher.</b> {html.escape(step.note)}</p>")
     return (f"<section class='step' id='step-{k}'><h2>{k} · {html.escape(step.title)}</h2>"
-            f"<div class='text'><p class='say'>{html.escape(step.say)}</p>"
-            f"<p class='note'><b>For the teacher.</b> {html.escape(step.note)}</p></div>{body}</section>")
+            f"<div class='text'><p class='say'>{html.escape(step.say)}</p>{note}</div>{body}</section>")
 
 
 def _figure_block(p: Panel, why: str) -> str:
@@ -363,15 +377,15 @@ def lesson_html(models=None, learner=None, *, present: bool = False, device: str
     for k, step in enumerate(lesson.LESSON, start=1):
         view = lesson.params(k, "{transformer}", "{macaron}")
         if step.page.endswith("lab.py"):
-            parts.append(_step_html(k, step, _figure_block(lab_panel(step, f"fig-{k}"), step.print_why)))
+            parts.append(_step_html(k, step, _figure_block(lab_panel(step, f"fig-{k}"), step.print_why), present))
         elif step.page.endswith("compare.py"):
             parts.append(_step_html(k, step, _figure_block(compare_panel(ms, step, f"fig-{k}", font),
-                                                           step.print_why)))
+                                                           step.print_why), present))
         elif view.get("at", "final") == "final":
             panel = particles_panel(ms, ms.transformer, view["s"], view, step, f"fig-{k}", font)[0]
-            parts.append(_step_html(k, step, _figure_block(panel, step.print_why)))
+            parts.append(_step_html(k, step, _figure_block(panel, step.print_why), present))
         else:
-            parts.append(_step_html(k, step, _stages_html(ms, k, step, view, font)))
+            parts.append(_step_html(k, step, _stages_html(ms, k, step, view, font), present))
     made = datetime.date.today().isoformat()
     a, b, c = (ms.model(f).config.name or f.name for f in (ms.transformer, ms.macaron, ms.learner))
     intro = (
