@@ -119,8 +119,12 @@ def lesson(args) -> int:
     so a failure leaves no file (and an existing one as it was)."""
     from .plot import lesson as L
 
+    import torch
+
+    if str(args.device).startswith("cuda") and not torch.cuda.is_available():
+        raise InputError(f"--device {args.device}: this machine has no CUDA GPU that torch can use")
     out = args.out
-    if out.is_dir() or not out.parent.is_dir():  # before the minutes of work, not after
+    if out.is_dir() or not out.parent.is_dir():  # before the work, not after
         L.write(out, "")  # raises the message (writes nothing)
     text = L.lesson_html(args.model, args.learning, present=args.present, device=args.device)
     L.write(out, text)

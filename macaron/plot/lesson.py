@@ -164,12 +164,6 @@ def _frame(print_at, n_frames: int) -> int:
     return n_frames - 1 if print_at == "last" else int(print_at)
 
 
-def _plain(text: str) -> str:
-    import re
-
-    return html.unescape(re.sub(r"<[^>]+>", "", text))
-
-
 @dataclass
 class Panel:
     """One figure of a step: its HTML, the frame the handout prints and what that frame is."""
