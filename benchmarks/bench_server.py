@@ -41,6 +41,8 @@ from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from macaron.lesson import DEFAULT_SENTENCE  # noqa: E402
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
@@ -64,7 +66,8 @@ DRAWN = """([kind, word]) => new Promise(resolve => {
     const watch = new MutationObserver(() => { if (has()) { watch.disconnect(); done(); } });
     watch.observe(document.documentElement, {childList: true, subtree: true, characterData: true});
 })"""
-FIRST_SENTENCE = "the capital of france is [MASK] ."  # the sentence the app opens with
+FIRST_SENTENCE = DEFAULT_SENTENCE  # the sentence the app opens with (macaron.lesson)
+FIRST_WORD = "he"  # a word of it, one token for the shipped and the suite's tokenizers: a label in the first figure
 PARTICLES, COMPARE = "sub-step", "layer time"  # in the title of each page's animation
 STEPS = ("open", "enter", "stage", "compare")
 STAGE = "Stage of training"  # the control's label
@@ -406,7 +409,7 @@ def main() -> None:
     targets = earlier([m.name for m in macaron.milestones(default)])  # none where it offers one stage
     tok = macaron.load(default, device="cpu").tokenizer
     all_words = words_for(tok, args.sessions * args.waves, FIRST_SENTENCE)
-    first_word = "france"  # in the app's default sentence: the first figure a session draws
+    first_word = FIRST_WORD  # in the app's default sentence: the first figure a session draws
     rows, rss_after = [], []
     load0 = os.getloadavg()[0]
     with server(env, Path("/tmp/bench_server.log")) as (url, pid):
