@@ -109,3 +109,26 @@ def test_norms_without_gain_keep_every_post_ln_state_on_one_sphere():
     for state, _ in record:  # the embedding and every sub-step: mean zero, length √d
         torch.testing.assert_close(state.mean(-1), torch.zeros(state.shape[:-1]), atol=1e-5, rtol=0)
         torch.testing.assert_close(state.norm(dim=-1), torch.full(state.shape[:-1], 32 ** 0.5), atol=1e-3, rtol=0)
+
+
+@pytest.mark.parametrize("kw, strang_exact", [(dict(tied_halves=True), 3), (dict(), 2)])
+def test_splitting_orders_on_a_networks_own_fields_are_the_theorems(tokenizer, kw, strang_exact):
+    """Strang's local order 3 needs exact sub-flows and the same G in both halves (Lu et al., Theorem 1);
+    untied halves or Euler sub-steps give 2, as Lie–Trotter does. On the sphere (post-LN without gain), with
+    the global errors one order lower."""
+    from macaron.orders import global_orders, local_orders
+
+    torch.manual_seed(0)
+    model = build(ModelConfig(d_model=32, n_layers=2, n_heads=4, ffn_total=128, vocab_size=tokenizer.get_vocab_size(),
+                              max_len=64, dropout=0.0, shared=True, step=0.5, scheme="macaron", norm="post",
+                              norm_affine=False, **kw), tokenizer)
+    text = ["the cat sat ."]
+    local = local_orders(model, text, scales=(1.0, 0.5, 0.25), layers=(1,))
+    expected = {"lie-trotter · exact": 2, "lie-trotter · euler": 2, "strang · exact": strang_exact, "strang · euler": 2}
+    for key, order in expected.items():
+        assert local.slope(key, n_boot=50)[0] == pytest.approx(order, abs=0.1), key
+    glob = global_orders(model, text, ns=(1, 2, 4)) if kw else None  # once is enough: the slowest part
+    for key, order in expected.items() if glob else ():
+        assert glob.slope(key, n_boot=50)[0] == pytest.approx(order - 1, abs=0.1), key
+    with pytest.raises(ValueError, match="projected flow"):
+        local_orders(build(ModelConfig(norm="post", d_model=32, n_heads=4, ffn_total=128, vocab_size=64)), text)
