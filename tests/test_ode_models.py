@@ -132,3 +132,15 @@ def test_splitting_orders_on_a_networks_own_fields_are_the_theorems(tokenizer, k
         assert glob.slope(key, n_boot=50)[0] == pytest.approx(order - 1, abs=0.1), key
     with pytest.raises(ValueError, match="projected flow"):
         local_orders(build(ModelConfig(norm="post", d_model=32, n_heads=4, ffn_total=128, vocab_size=64)), text)
+
+
+def test_the_ode_pair_is_named_by_its_size_and_matches_in_parameters():
+    from macaron.train.pretrain import model_configs, parse_args
+
+    args = parse_args(["--models", "transformer-ode,macaron-ode", "--steps", "1", "--norm", "post", "--step", "0.25"])
+    configs = model_configs(args, 512)
+    t, m = (build(configs[n]) for n in ("transformer-ode", "macaron-ode"))
+    assert t.config.shared and m.config.shared and not t.config.tied_halves and m.config.tied_halves
+    assert t.config.step == m.config.step == 0.25 and not m.config.norm_affine  # --step overrides the size's h
+    assert t.num_parameters() == m.num_parameters() == sum(p.numel() for p in t.layers[0].parameters()) + \
+        sum(p.numel() for n, p in t.named_parameters() if not n.startswith("layers."))

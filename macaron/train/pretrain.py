@@ -72,6 +72,11 @@ RECIPES = {
     "synthesizer-dense-dot": dict(scheme="transformer", attention="dense+dot"),
     "floater": dict(scheme="transformer", position="floater"),
 }
+# Depth as time (DESIGN.md; docs/training-notes.md has the probes behind it): the size "ode" is the minis'
+# width with one layer's weights at every depth, steps of h, norms without gain or bias (post-LN puts every
+# state on one sphere), and Macaron's halves tied: transformer-ode, macaron-ode.
+ODE = dict(size="mini", shared=True, step=0.5, norm_affine=False, tied_halves=True)
+SIZE_NAMES = ("mini", "small", "base", "ode")
 
 
 # ---- arguments ----------------------------------------------------------------------
@@ -196,10 +201,13 @@ def model_configs(args, vocab_size: int) -> dict[str, ModelConfig]:
     for name in args.names:
         if args.models:
             recipe, _, size = name.rpartition("-")
-            if recipe not in RECIPES or size not in ("mini", "small", "base"):
+            if recipe not in RECIPES or size not in SIZE_NAMES:
                 raise TrainError(f"--models: {name!r} is not <recipe>-<size> with a recipe of {sorted(RECIPES)} "
-                                 f"and a size of mini, small, base")
+                                 f"and a size of {', '.join(SIZE_NAMES)}")
             fields = {**common, "scheme": "transformer", "attention": "dot", "position": "learned", **RECIPES[recipe]}
+            if size == "ode":
+                size, ode = ODE["size"], {k: v for k, v in ODE.items() if k != "size"}
+                fields.update(ode, tied_halves=ode["tied_halves"] and ModelConfig(scheme=fields["scheme"]).n_ffn > 1)
         else:
             size = args.size
             fields = dict(common, scheme=args.scheme, attention=args.attention, position=args.position)
