@@ -63,6 +63,8 @@ class ModelConfig:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
         if self.head_activation and self.head_activation not in ACTIVATIONS:
             raise ValueError(f"unknown head_activation {self.head_activation!r}; choose one of {list(ACTIVATIONS)}")
+        if self.max_len < 2:
+            raise ValueError(f"max_len={self.max_len}: a sentence needs at least 2 positions ([CLS] and [SEP])")
         if self.embedding_size is not None and self.embedding_size < 1:
             raise ValueError(f"embedding_size={self.embedding_size}: give a positive width, or None for d_model")
         if not self.step > 0:

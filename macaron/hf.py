@@ -33,7 +33,7 @@ class Family:
     prefix: str                     # the base model's weight prefix ("roberta.")
     layer: str                      # one layer's weight path ({i}: its depth)
     names: tuple[str, ...]          # under `layer`: query, key, value, attention out, its norm, FFN in, FFN out, its norm
-    head: tuple[str, str, str, str] | None  # MLM head: transform dense, its norm, output bias, decoder (tied)
+    head: tuple[str, str, str, str]  # MLM head: transform dense, its norm, output bias, decoder (tied)
     fields: dict = field(default_factory=lambda: BERT_FIELDS)  # our config field → the HF config's key
     defaults: dict = field(default_factory=dict)  # HF config values when config.json leaves them out
     head_activation: str = ""       # the head's own activation, when fixed whatever hidden_act says
@@ -41,7 +41,6 @@ class Family:
     factorised: str = "never"       # "never", "always" (ALBERT maps E → H even when E = H) or "when E ≠ H"
     offset: bool = False            # positions start at padding index + 1 (fairseq's RoBERTa)
     shared: bool = False            # one layer's weights at every depth
-    special: str = ""               # what the README's table and the model label say is special
 
     def first_position(self, pad_id: int) -> int:
         """The row of the position table the first token reads (RoBERTa: past the padding index)."""
@@ -50,8 +49,7 @@ class Family:
 
 _ROBERTA = dict(prefix="roberta.", layer="encoder.layer.{i}.", names=BERT_LAYER,
                 head=("lm_head.dense", "lm_head.layer_norm", "lm_head.bias", "lm_head.decoder.weight"),
-                head_activation="gelu", offset=True, defaults=dict(pad_token_id=1),
-                special="positions start past the padding index")
+                head_activation="gelu", offset=True, defaults=dict(pad_token_id=1))
 FAMILIES: dict[str, Family] = {
     "bert": Family("BERT", "bert.", "encoder.layer.{i}.", BERT_LAYER,
                    ("cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm", "cls.predictions.bias",
@@ -64,24 +62,21 @@ FAMILIES: dict[str, Family] = {
          "ffn.lin2", "output_layer_norm"),
         ("vocab_transform", "vocab_layer_norm", "vocab_projector.bias", "vocab_projector.weight"),
         fields=dict(BERT_FIELDS, d_model="dim", n_layers="n_layers", n_heads="n_heads", ffn_total="hidden_dim",
-                    activation="activation", layer_norm_eps=""),  # its norms' eps is fixed: 1e-12
-        special="no segment embedding; sinusoidal positions (when chosen) load as the table the folder stores"),
+                    activation="activation"),
+        defaults=dict(layer_norm_eps=1e-12)),  # its config has no such field: its norms' eps is fixed
     "albert": Family(
         "ALBERT", "albert.", "encoder.albert_layer_groups.0.albert_layers.0.",
         ("attention.query", "attention.key", "attention.value", "attention.dense", "attention.LayerNorm", "ffn",
          "ffn_output", "full_layer_layer_norm"),
         ("predictions.dense", "predictions.LayerNorm", "predictions.bias", "predictions.decoder.weight"),
         defaults=dict(embedding_size=128, hidden_act="gelu_new"), projection="encoder.embedding_hidden_mapping_in",
-        factorised="always", shared=True,
-        special="one layer's weights at every depth (traced as the same weights each step); "
-                "factorised embeddings E → H"),
+        factorised="always", shared=True),
     "electra": Family(
         "ELECTRA", "electra.", "encoder.layer.{i}.", BERT_LAYER,
         ("generator_predictions.dense", "generator_predictions.LayerNorm", "generator_lm_head.bias",
          "generator_lm_head.weight"),
         defaults=dict(embedding_size=128), head_activation="gelu", projection="embeddings_project",
-        factorised="when E ≠ H",
-        special="factorised embeddings E → H when E ≠ H; an MLM head in the generator only"),
+        factorised="when E ≠ H"),
 }
 DEFAULTS = dict(hidden_act="gelu", activation="gelu", layer_norm_eps=1e-12, pad_token_id=0)
 
@@ -122,28 +117,48 @@ def family_of(hf: dict, folder: Path) -> Family:
 
 
 def _get(hf: dict, fam: Family, ours: str):
-    key = fam.fields.get(ours, "")
-    return hf.get(key, fam.defaults.get(key, DEFAULTS.get(key))) if key else DEFAULTS["layer_norm_eps"]
+    """The HF config's value for our field `ours`: config.json's, else the family's default, else HF's."""
+    key = fam.fields[ours]
+    for source in (hf, fam.defaults, DEFAULTS):
+        if source.get(key) is not None:
+            return source[key]
+    raise KeyError(key)
 
 
-def hf_config(hf: dict, folder: Path, with_head: bool) -> ModelConfig:
-    """Our config for the fields of a Hugging Face encoder's config.json."""
-    fam = family_of(hf, folder)
+def _activation(hf: dict, fam: Family) -> str:
+    act = _get(hf, fam, "activation")
+    if act not in HF_ACTIVATION:
+        raise ValueError(f"unsupported activation {fam.fields['activation']}={act!r}; "
+                         f"these are supported: {', '.join(HF_ACTIVATION)}")
+    return HF_ACTIVATION[act]
+
+
+def _pad(hf: dict, fam: Family) -> int:
+    key = fam.fields["pad_id"]
+    if fam.offset and key in hf and hf[key] is None:  # HF's RoBERTa cannot run without it either
+        raise ValueError(f"{key} is null, but {fam.title}'s positions start past the padding index: "
+                         f"give the padding token's id")
+    return _get(hf, fam, "pad_id")
+
+
+def hf_config(hf: dict, fam: Family, folder: Path, with_head: bool) -> ModelConfig:
+    """Our config for the fields of a Hugging Face encoder's config.json (its family: family_of)."""
     try:
         width, d = hf.get("embedding_size", fam.defaults.get("embedding_size")), _get(hf, fam, "d_model")
         factorised = fam.factorised == "always" or (fam.factorised != "never" and width not in (None, d))
-        pad, act = _get(hf, fam, "pad_id") or 0, _get(hf, fam, "activation")
+        pad = _pad(hf, fam)
         return ModelConfig(
             scheme="transformer", norm="post", d_model=d, n_layers=_get(hf, fam, "n_layers"),
-            n_heads=_get(hf, fam, "n_heads"), ffn_total=_get(hf, fam, "ffn_total"), activation=HF_ACTIVATION[act],
-            dropout=0.0, vocab_size=_get(hf, fam, "vocab_size"), max_len=_get(hf, fam, "max_len") - fam.first_position(pad),
+            n_heads=_get(hf, fam, "n_heads"), ffn_total=_get(hf, fam, "ffn_total"), activation=_activation(hf, fam),
+            dropout=0.0, vocab_size=_get(hf, fam, "vocab_size"),
+            max_len=_get(hf, fam, "max_len") - fam.first_position(pad),  # RoBERTa: the rows past its offset
             attention="dot", position="learned", layer_norm_eps=_get(hf, fam, "layer_norm_eps"),
             pad_id=pad, mlm_head=with_head, shared=fam.shared,
             embedding_size=width if factorised else None,
             head_activation=HF_ACTIVATION[fam.head_activation] if fam.head_activation else "", hf_family=fam.title,
             name=folder.parent.name if folder.name == "model" else folder.name)  # packages nest it in model/
     except KeyError as e:
-        raise CheckpointError(f"{folder / 'config.json'}: missing or unsupported field {e}") from None
+        raise CheckpointError(f"{folder / 'config.json'}: missing field {e}") from None
     except (TypeError, ValueError) as e:
         raise CheckpointError(f"{folder / 'config.json'}: {e}") from None
 
@@ -151,7 +166,7 @@ def hf_config(hf: dict, folder: Path, with_head: bool) -> ModelConfig:
 def has_head(hf: dict[str, torch.Tensor], fam: Family) -> bool:
     """Whether the weights hold the family's MLM head with its decoder tied to the word embeddings
     (our head is tied; an untied decoder is left out rather than replaced)."""
-    if fam.head is None or not any(k.startswith(fam.head[0] + ".") for k in hf):
+    if not any(k.startswith(fam.head[0] + ".") for k in hf):
         return False
     words = "embeddings.word_embeddings.weight"
     decoder, words = hf.get(fam.head[3]), hf.get(fam.prefix + words, hf.get(words))
@@ -194,22 +209,23 @@ def _head(hf: dict, fam: Family) -> dict[str, torch.Tensor]:
     return out
 
 
-def hf_state(hf: dict[str, torch.Tensor], config: ModelConfig, folder: Path) -> dict[str, torch.Tensor]:
+def hf_state(hf: dict[str, torch.Tensor], fam: Family, config: ModelConfig, folder: Path
+             ) -> dict[str, torch.Tensor]:
     """The weights under our names (the head's names are outside the base model's prefix)."""
-    fam = next(f for f in FAMILIES.values() if f.title == config.hf_family)
     base = {k.removeprefix(fam.prefix): v for k, v in hf.items()}
     try:
         out = _embeddings(base, fam, config) | _layers(base, fam, config)
         return out | (_head(hf, fam) if config.mlm_head else {})
     except KeyError as e:
-        raise CheckpointError(f"{folder}: weight {e} is missing; is this a {fam.title} checkpoint?") from None
+        raise CheckpointError(f"{folder}: weight {e} is missing; "
+                              f"is this a checkpoint of the {fam.title} family?") from None
 
 
 def mapped(fam: Family, fields: dict, folder: Path, read_weights) -> tuple[ModelConfig, dict[str, torch.Tensor]]:
     """(our config, our state) of a Hugging Face folder of family `fam` (family_of its config.json)."""
     hf = read_weights(folder)
-    config = hf_config(fields, folder, with_head=has_head(hf, fam))
-    return config, hf_state(hf, config, folder)
+    config = hf_config(fields, fam, folder, with_head=has_head(hf, fam))
+    return config, hf_state(hf, fam, config, folder)
 
 
 def from_hf_bert(folder, device=None):
