@@ -15,6 +15,7 @@ import streamlit as st
 import macaron
 from macaron import lesson
 from macaron.checkpoint import PRETRAINED, default_pair
+from macaron.hf import LOADS
 from macaron.schemes import get_scheme
 
 CUSTOM = "Your own model folder…"
@@ -244,8 +245,8 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
     choice = st.selectbox(label, options, key=key,
                           help="Shipped models live in pretrained/." + (
                               " Choose the last entry to open a folder of your own: a Macaron Explorer checkpoint "
-                              "or a Hugging Face encoder folder (BERT, RoBERTa, DistilBERT, ALBERT, ELECTRA: config.json, "
-                              "model.safetensors, tokenizer.json)."
+                              "or a Hugging Face encoder folder (config.json, model.safetensors, tokenizer.json) "
+                              f"of these families: {LOADS}."
                               if roots else ""))
     if choice != CUSTOM:
         return choice, model_paths()[choice]

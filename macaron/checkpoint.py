@@ -237,8 +237,8 @@ def _join_parts(state: dict) -> dict:
 
 def load(path_or_name, device: str | torch.device | None = None, at: int | None = None):
     """A model folder (or the name of a shipped model) to an Encoder in eval mode: ours, or a
-    Hugging Face encoder folder (BERT, RoBERTa, DistilBERT, ALBERT, ELECTRA: mapped by macaron.hf). `at=tokens`: the model at the stage of its
-    training nearest that many tokens (macaron.milestones; `model.milestone` says which)."""
+    Hugging Face encoder folder of a family in macaron.hf.FAMILIES (mapped there). `at=tokens`: the model at
+    the stage of its training nearest that many tokens (macaron.milestones; `model.milestone` says which)."""
     if at is not None:
         from .milestones import load_at
         return load_at(path_or_name, at, device)
