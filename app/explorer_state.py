@@ -16,7 +16,7 @@ import macaron
 from macaron import lesson
 from macaron.checkpoint import PRETRAINED, default_pair
 from macaron.hf import LOADS
-from macaron.schemes import get_scheme
+from macaron.plot.style import model_label  # noqa: F401  (the pages label models with it)
 
 CUSTOM = "Your own model folder…"
 URL_MAX_VALUE = 2000  # longer values (a pasted page of text) stay out of the link
@@ -161,17 +161,6 @@ def default_paths() -> tuple[str, ...]:
     """The folders of the default Transformer and Macaron models (what the pages open first)."""
     paths = model_paths()
     return tuple(dict.fromkeys(paths[n] for n in default_pair(list(paths), paths) if n))
-
-
-def model_label(model) -> str:
-    c = model.config
-    scheme = get_scheme(c.scheme)
-    variant = (f" · {c.attention} attention (Synthesizer)" if c.attention != "dot" else "") + \
-              {"learned": "", "none": " · no positions"}.get(c.position, f" · {c.position} positions") + \
-              (" · one layer's weights shared by every step" if c.shared else "") + \
-              (f" · embeddings {c.embedding_size} → {c.d_model}" if c.embedding_size else "")
-    family = f" · {c.hf_family}" if c.hf_family else ""  # a Hugging Face folder, by its family (macaron.hf)
-    return f"{c.name}{family} · {scheme.layer} ({scheme.short}) · {c.n_layers}×{c.d_model} · {c.norm}-LN{variant}"
 
 
 # ---- widgets shared by the pages ------------------------------------------------------------

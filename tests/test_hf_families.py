@@ -200,7 +200,7 @@ def test_albert_is_one_shared_layer_and_extends(folders):
     program = extended(model, 4)  # the shared layer run four steps further: the autonomous flow continued
     t = model.trace(TEXTS[1], program=program)
     assert t.n_steps == 2 * (c.n_layers + 4) and np.isfinite(t.states).all()
-    from explorer_state import model_label
+    from macaron.plot.style import model_label
     label = model_label(model)
     assert "ALBERT" in label and "shared" in label
 

@@ -144,3 +144,12 @@ def test_the_ode_pair_is_named_by_its_size_and_matches_in_parameters():
     assert t.config.step == m.config.step == 0.25 and not m.config.norm_affine  # --step overrides the size's h
     assert t.num_parameters() == m.num_parameters() == sum(p.numel() for p in t.layers[0].parameters()) + \
         sum(p.numel() for n, p in t.named_parameters() if not n.startswith("layers."))
+
+
+def test_the_label_says_what_makes_a_model_an_ode():
+    from macaron.plot.style import model_label
+
+    label = model_label(tiny(shared=True, step=0.5, scheme="macaron", tied_halves=True, norm="post", norm_affine=False))
+    for words in ("shared by every step", "h = 0.5 to T = 1.5", "halves tied", "sphere"):
+        assert words in label
+    assert not any(w in model_label(tiny()) for w in ("shared", "h =", "tied", "sphere"))

@@ -26,11 +26,11 @@ from .. import analysis, lesson, toy
 from ..checkpoint import CheckpointError, available, default_pair, load, resolve
 from ..milestones import Milestone, milestones
 from ..model import InputError
-from ..schemes import SCHEMES, get_scheme
+from ..schemes import SCHEMES
 from .compare import compare
 from .lab import toy_particles
 from .particles import logit_lens, particles
-from .style import padded_range
+from .style import model_label, padded_range
 
 WIDTH = 1040          # every figure's width in pixels: a 1280-wide screen and a landscape A4 page both hold it
 HEIGHT = 480          # the app's animation height (explorer_state.figure_size)
@@ -146,12 +146,6 @@ def still_html(fig, div_id: str) -> str:
     return pio.to_html(spec, validate=False, include_plotlyjs=False, full_html=False, div_id=div_id,
                        default_width=f"{WIDTH}px", config=dict(displaylogo=False, responsive=False,
                                                                staticPlot=True))
-
-
-def model_label(model) -> str:
-    c = model.config
-    scheme = get_scheme(c.scheme)
-    return f"{c.name} · {scheme.layer} ({scheme.short}) · {c.n_layers}×{c.d_model} · {c.norm}-LN"
 
 
 def stage_label(m: Milestone) -> str:

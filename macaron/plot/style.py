@@ -23,7 +23,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..analysis import MASK_TOKEN, SPECIAL_TOKENS
-from ..schemes import ALIASES, CONVECTION, DIFFUSION, FULL, OPERATOR_NAME, SCHEMES
+from ..schemes import ALIASES, CONVECTION, DIFFUSION, FULL, OPERATOR_NAME, SCHEMES, get_scheme
 
 FONT = dict(family="Inter, Source Sans Pro, Helvetica, Arial, sans-serif", size=14, color="#222")
 PLAY_MS = 650  # one frame of an animation: time to read the title before the next sub-step
@@ -463,3 +463,19 @@ def to_html(fig: go.Figure, title: str = "Macaron Explorer") -> str:
     return fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False,
                        config=dict(displaylogo=False, responsive=True)).replace(
         "<head>", f"<head><title>{html.escape(title)}</title>", 1)
+
+
+def model_label(model) -> str:
+    """What a model is, in one line: name, family, layer and scheme, size, norm, and what sets it apart
+    (attention, positions, shared weights, the step h, tied halves, factorised embeddings)."""
+    c = model.config
+    scheme = get_scheme(c.scheme)
+    variant = (f" · {c.attention} attention (Synthesizer)" if c.attention != "dot" else "") + \
+              {"learned": "", "none": " · no positions"}.get(c.position, f" · {c.position} positions") + \
+              (" · one layer's weights shared by every step" if c.shared else "") + \
+              (f" · steps of h = {c.step:g} to T = {c.time:g}" if c.step != 1 else "") + \
+              (" · halves tied (one FFN)" if c.tied_halves else "") + \
+              (" · states on a sphere (norms without gain)" if not c.norm_affine else "") + \
+              (f" · embeddings {c.embedding_size} → {c.d_model}" if c.embedding_size else "")
+    family = f" · {c.hf_family}" if c.hf_family else ""  # a Hugging Face folder, by its family (macaron.hf)
+    return f"{c.name}{family} · {scheme.layer} ({scheme.short}) · {c.n_layers}×{c.d_model} · {c.norm}-LN{variant}"
