@@ -19,6 +19,7 @@ import numpy as np
 import macaron
 from macaron.train import data as D
 from macaron.train import evaluate as ev
+from macaron.train.pack import open_data
 from macaron.train.pretrain import MaskedLM
 
 SENTENCE = "the bank of the river was full of water after the rain ."
@@ -50,7 +51,7 @@ def main() -> None:
     p.add_argument("models", nargs="+", type=Path)
     p.add_argument("--data", type=Path, default=Path.home() / ".cache/macaron/packed")
     args = p.parse_args()
-    data = D.open_data(str(args.data), None, str(args.data.parent / "diagnose-cache"), log=lambda m: None)
+    data = open_data(str(args.data), None, str(args.data.parent / "diagnose-cache"), log=lambda m: None)
     sp = D.specials(data.tok, None)
     valid = D.validation_batches(D.Packed(data.valid, sp, 128, True), 256, 64, ev.EVAL_SEED)
     shuffled, random_words = ev.shuffle_context(valid, sp), ev.replace_context(valid, sp, seed=0)

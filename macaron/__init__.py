@@ -4,9 +4,9 @@ Tokens are particles, layers are time steps, and a layer is a splitting scheme:
 Lie–Trotter for the Transformer, Strang–Marchuk for Macaron (Lu et al., 2019).
 What the app shows is in macaron.analysis (numbers) and macaron.plot (figures).
 """
-from .checkpoint import CheckpointError, available, default_pair, load
+from .checkpoint import CheckpointError, available, default_pair
 from .config import ModelConfig
-from .hf import from_hf_bert
+from .loading import from_hf_bert, load
 from .milestones import Milestone, milestones
 from .model import Encoder, InputError, build
 from .runtime import set_threads

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .checkpoint import CheckpointError, available, load
+from .checkpoint import CheckpointError, available
+from .loading import load
 from .model import InputError
 
 

@@ -222,7 +222,7 @@ def main(argv=None) -> int:
     """python -m macaron.bridge MODEL [MODEL ...] [--sentences all|everyday|technical|FILE] [--limit N]"""
     import argparse
 
-    from .checkpoint import load
+    from .loading import load
     from .sentences import read
 
     p = argparse.ArgumentParser(prog="python -m macaron.bridge", description=main.__doc__)

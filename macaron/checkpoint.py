@@ -1,5 +1,8 @@
-"""Checkpoint folders: config.json, safetensors shards (≤ 15 MiB each) with an index,
+"""The checkpoint folder format: config.json, safetensors shards (≤ 15 MiB each) with an index,
 tokenizer.json and a model card README.md. Nothing pickled is ever read.
+
+This module reads and writes the files and knows nothing of the network (Encoder.save calls `save`);
+macaron.loading builds an Encoder from a folder, ours or a Hugging Face family's (macaron.hf).
 
 A tensor larger than a shard (the 8k × 512 embedding is 16 MiB) is stored as row blocks
 named `<name>.__part<i>` and joined again on load.
@@ -22,6 +25,7 @@ PRETRAINED = Path(__file__).resolve().parent.parent / "pretrained"
 INDEX = "model.safetensors.index.json"
 SINGLE = "model.safetensors"
 PART = ".__part"
+FACTS = "training.json"  # a trained folder's facts (macaron.train writes them, macaron.milestones reads them)
 
 
 class CheckpointError(RuntimeError):
@@ -44,9 +48,9 @@ def available() -> list[str]:
 def in_training(folder) -> bool:
     """Whether a model folder holds a run still on its way: its training.json stops before its budget."""
     try:
-        facts = json.loads((Path(folder) / "training.json").read_text())
-        return bool(facts.get("budget_steps")) and facts["steps"] < facts["budget_steps"]
-    except (OSError, ValueError, KeyError, TypeError):
+        facts = read_facts(Path(folder))
+        return bool(facts and facts.get("budget_steps")) and facts["steps"] < facts["budget_steps"]
+    except (CheckpointError, KeyError, TypeError):
         return False
 
 
@@ -125,6 +129,36 @@ def read_json(file: Path) -> dict:
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise CheckpointError(f"{file}: not valid JSON ({e})") from None
 
+
+
+def read_facts(folder: Path) -> dict | None:
+    """A trained folder's facts (training.json: steps, tokens, seed, final figures; macaron.train writes it),
+    None where there are none (a model of your own); an error naming the file where it is unreadable."""
+    try:
+        facts = json.loads((folder / FACTS).read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CheckpointError(f"{folder / FACTS}: unreadable training facts ({e})") from None
+    return facts if isinstance(facts, dict) else None
+
+
+def read_metrics(file: Path) -> list[dict]:
+    """The rows of a training run's metrics.jsonl ([] where there is none), skipping a line that does not
+    parse: a run still writing may have left its last line half written."""
+    rows = []
+    try:
+        lines = Path(file).read_text().splitlines()
+    except OSError:
+        return rows
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
 
 OURS, HF_BERT = "macaron", "hf-bert"
 
@@ -233,43 +267,3 @@ def _join_parts(state: dict) -> dict:
     for name, blocks in parts.items():
         state[name] = torch.cat([b for _, b in sorted(blocks, key=lambda ib: ib[0])])
     return state
-
-
-def load(path_or_name, device: str | torch.device | None = None, at: int | None = None):
-    """A model folder (or the name of a shipped model) to an Encoder in eval mode: ours, or a
-    Hugging Face encoder folder of a family in macaron.hf.FAMILIES (mapped there). `at=tokens`: the model at
-    the stage of its training nearest that many tokens (macaron.milestones; `model.milestone` says which)."""
-    if at is not None:
-        from .milestones import load_at
-        return load_at(path_or_name, at, device)
-    folder = resolve(path_or_name)
-    return load_folder(folder, *read_config(folder), device)
-
-
-def load_folder(folder: Path, kind: str, fields: dict, device=None):
-    """The Encoder of a folder whose config.json was read (read_config): one path for both formats."""
-    from .hf import family_of, mapped
-    from .model import Encoder
-
-    family = family_of(fields, folder) if kind == HF_BERT else None  # another kind is named before any file is
-    if not list(folder.glob("*.safetensors")) and list(folder.glob("*.bin")):
-        raise CheckpointError(f"{folder}: only pickled *.bin weights found; we load safetensors only "
-                              f"(convert them with safetensors' convert script first)")
-    if family:
-        config, state = mapped(family, fields, folder, read_weights)
-    else:
-        config = model_config(fields, folder)  # a wrong config.json is named before the weights are read
-        state = read_weights(folder)
-    model = Encoder(config, read_tokenizer(folder, config.vocab_size))
-    expected = model.state_dict()
-    missing = sorted(set(expected) - set(state))
-    unexpected = sorted(set(state) - set(expected))
-    wrong = [f"{k}: file {tuple(state[k].shape)} vs model {tuple(expected[k].shape)}"
-             for k in expected if k in state and state[k].shape != expected[k].shape]
-    if missing or unexpected or wrong:
-        raise CheckpointError(f"{folder}: weights do not match config.json: "
-                              + "; ".join(filter(None, [missing and f"missing {missing[:5]}",
-                                                        unexpected and f"unexpected {unexpected[:5]}",
-                                                        wrong and f"wrong shapes {wrong[:3]}"])))
-    model.load_state_dict(state)
-    return model.to(device or ("cuda" if torch.cuda.is_available() else "cpu")).eval()

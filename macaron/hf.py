@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from .checkpoint import HF_BERT, CheckpointError
+from .checkpoint import CheckpointError
 from .config import ModelConfig
 
 HF_ACTIVATION = {"gelu": "gelu", "relu": "relu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh"}
@@ -226,15 +226,3 @@ def mapped(fam: Family, fields: dict, folder: Path, read_weights) -> tuple[Model
     hf = read_weights(folder)
     config = hf_config(fields, fam, folder, with_head=has_head(hf, fam))
     return config, hf_state(hf, fam, config, folder)
-
-
-def from_hf_bert(folder, device=None):
-    """Load a local Hugging Face encoder folder (config.json, model.safetensors, tokenizer.json) of any
-    family in FAMILIES; macaron.load does the same and loads our folders too."""
-    from .checkpoint import load_folder, read_config, resolve
-
-    folder = resolve(folder)
-    kind, fields = read_config(folder)
-    if kind != HF_BERT:
-        raise CheckpointError(f"{folder / 'config.json'}: not a Hugging Face config (use macaron.load)")
-    return load_folder(folder, kind, fields, device)

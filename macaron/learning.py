@@ -21,9 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from .analysis import MASK_TOKEN, standardise, unit_rows
-from .checkpoint import load, resolve
+from .checkpoint import read_metrics, resolve
+from .loading import load
 from .dynamics import measure
-from .milestones import Milestone, milestones, read_metrics
+from .milestones import Milestone, milestones
 from .model import InputError
 
 @dataclass(frozen=True)

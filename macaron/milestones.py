@@ -12,15 +12,15 @@ against the SHA-256 of its weights recorded in `training.json`.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from .checkpoint import CheckpointError, load, model_config, read_config, read_tokenizer, resolve
+from .checkpoint import (FACTS, CheckpointError, model_config, read_config, read_facts, read_metrics, read_tokenizer,
+                         resolve)
+from .model import build
 
-FACTS = "training.json"
 RANDOM_START = "random start"
 
 
@@ -52,38 +52,10 @@ def param_checksum(model: torch.nn.Module) -> str:
     return h.hexdigest()
 
 
-def _facts(folder: Path) -> dict | None:
-    try:
-        facts = json.loads((folder / FACTS).read_text())
-    except FileNotFoundError:
-        return None
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CheckpointError(f"{folder / FACTS}: unreadable training facts ({e})") from None
-    return facts if isinstance(facts, dict) else None
-
-
 def _from_facts(name: str, facts: dict, folder: Path) -> Milestone:
     final = facts.get("final") or {}
     return Milestone(name, int(facts["tokens"]), int(facts["steps"]), final.get("loss"), final.get("accuracy"),
                      final.get("context_effect"), folder)
-
-
-def read_metrics(file: Path) -> list[dict]:
-    """The rows of a training run's metrics.jsonl ([] where there is none), skipping a line that does not
-    parse: a run still writing may have left its last line half written."""
-    rows = []
-    try:
-        lines = Path(file).read_text().splitlines()
-    except OSError:
-        return rows
-    for line in lines:
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(row, dict):
-            rows.append(row)
-    return rows
 
 
 def _first_evaluation(folder: Path) -> dict:
@@ -97,7 +69,7 @@ def milestones(path_or_name) -> list[Milestone]:
     milestones kept in its folder, and the folder's own weights. A folder without training facts (a
     model of your own) lists only itself."""
     folder = resolve(path_or_name)
-    facts = _facts(folder)
+    facts = read_facts(folder)
     if facts is None:
         return [Milestone(folder.name, 0, 0, None, None, None, folder)]
     out = []
@@ -106,7 +78,7 @@ def milestones(path_or_name) -> list[Milestone]:
         out.append(Milestone(RANDOM_START, 0, 0, first.get("loss"), first.get("accuracy"), first.get("context_effect"),
                              None))
     for sub in sorted((folder / "milestones").glob("*")):
-        kept = _facts(sub) if sub.is_dir() else None
+        kept = read_facts(sub) if sub.is_dir() else None
         if kept is not None:
             out.append(_from_facts(sub.name, kept, sub))
     budget = facts.get("budget_steps")
@@ -116,8 +88,6 @@ def milestones(path_or_name) -> list[Milestone]:
 
 def random_start(folder: Path, facts: dict, device=None):
     """The untrained model of a run, rebuilt from its seed and checked against the recorded checksum."""
-    from .model import build
-
     kind, fields = read_config(folder)
     config = model_config(fields, folder)
     with torch.random.fork_rng(devices=[]):  # the caller's random state is left as it was
@@ -127,16 +97,3 @@ def random_start(folder: Path, facts: dict, device=None):
         raise CheckpointError(f"{folder / FACTS}: the random start rebuilt from seed {facts.get('seed', 0)} does not "
                               f"match the recorded checksum (another torch version may initialise differently)")
     return model.to(device or ("cuda" if torch.cuda.is_available() else "cpu")).eval()
-
-
-def load_at(path_or_name, at: int, device=None):
-    """The model at the milestone nearest `at` training tokens; `model.milestone` says which one."""
-    stages = milestones(path_or_name)
-    chosen = min(stages, key=lambda m: (abs(m.tokens - at), m.tokens))
-    if chosen.folder is None:
-        folder = resolve(path_or_name)
-        model = random_start(folder, _facts(folder), device)
-    else:
-        model = load(chosen.folder, device)
-    model.milestone = chosen
-    return model

@@ -164,7 +164,7 @@ def main(argv=None) -> int:
     """python -m macaron.orders MODEL [MODEL ...] [--sentences all|everyday|technical|FILE] [--limit N]"""
     import argparse
 
-    from .checkpoint import load
+    from .loading import load
     from .sentences import read
 
     p = argparse.ArgumentParser(prog="python -m macaron.orders", description=main.__doc__)

@@ -351,7 +351,7 @@ def test_post_ln_models_show_their_norms_own_move(tokenizer, tmp_path, monkeypat
     from conftest import make_tiny_models
 
     from macaron import bridge
-    from macaron.checkpoint import load
+    from macaron.loading import load
 
     monkeypatch.setenv("MACARON_MODELS_DIR", str(make_tiny_models(tmp_path, tokenizer, norm="post")))
     at = _lab()

@@ -23,7 +23,8 @@ import numpy as np
 import plotly.io as pio
 
 from .. import analysis, lesson, toy
-from ..checkpoint import CheckpointError, available, default_pair, load, resolve
+from ..checkpoint import CheckpointError, available, default_pair, resolve
+from ..loading import load
 from ..milestones import Milestone, milestones
 from ..model import InputError
 from ..schemes import SCHEMES

@@ -10,27 +10,11 @@ import platform
 import sys
 from pathlib import Path
 
+from ..checkpoint import FACTS, read_json, read_metrics
 from ..schemes import get_scheme
 from .precision import cpu_kind
 
 CURVE = "training_curve.png"
-FACTS = "training.json"
-
-
-def read_stats(file: Path) -> dict:
-    """The corpus builder's stats.json ({} when absent; an error naming the file when unreadable)."""
-    from .data import DataError
-
-    file = Path(file)
-    if not file.is_file():
-        return {}
-    try:
-        stats = json.loads(file.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise DataError(f"{file}: corpus statistics are not valid JSON ({e})") from None
-    if not isinstance(stats, dict):
-        raise DataError(f"{file}: corpus statistics should be a JSON object")
-    return stats
 
 
 def corpus_table(stats: dict) -> str:
@@ -69,17 +53,6 @@ def hardware(device=None) -> str:
     return f"CPU {cpu} with {cpu_kind()} ({os.cpu_count()} cores visible)"  # the kind decides the fast path
 
 
-def read_metrics(file: Path) -> tuple[list[dict], list[dict]]:
-    train, evals = [], []
-    for line in Path(file).read_text().splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        (evals if row.get("type") == "eval" else train).append(row)
-    return train, evals
-
-
 def training_curve(metrics_file: Path, png: Path, title: str = "", unigram: float | None = None,
                    mask_rate: float = 0.15) -> Path | None:
     """Loss (train and held-out) and the context effect against tokens seen (None without matplotlib)."""
@@ -90,7 +63,8 @@ def training_curve(metrics_file: Path, png: Path, title: str = "", unigram: floa
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    train, evals = read_metrics(metrics_file)
+    rows = read_metrics(metrics_file)
+    train, evals = [r for r in rows if r.get("type") != "eval"], [r for r in rows if r.get("type") == "eval"]
     effects = [r for r in evals if "context_effect" in r]
     fig, axes = plt.subplots(2 if effects else 1, 1, figsize=(7, 6.2 if effects else 4.2), dpi=110, sharex=True,
                              squeeze=False, gridspec_kw={"height_ratios": [3, 2][: 2 if effects else 1]})
@@ -253,11 +227,8 @@ def write(folder: Path, info: dict) -> None:
 
 
 def read_facts(folder: Path) -> dict:
-    file = Path(folder) / FACTS
-    try:
-        return json.loads(file.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise FileNotFoundError(f"{file}: no readable training facts ({e})") from None
+    """A model folder's training.json; an error naming the file where it is missing or unreadable."""
+    return read_json(Path(folder) / FACTS)
 
 
 def update_evaluation(folder: Path, result: dict) -> None:

@@ -116,6 +116,20 @@ def fingerprint(files: list[Path]) -> list[list]:
     return out
 
 
+def read_stats(file: Path) -> dict:
+    """The corpus builder's stats.json ({} when absent; an error naming the file when unreadable)."""
+    file = Path(file)
+    if not file.is_file():
+        return {}
+    try:
+        stats = json.loads(file.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise DataError(f"{file}: corpus statistics are not valid JSON ({e})") from None
+    if not isinstance(stats, dict):
+        raise DataError(f"{file}: corpus statistics should be a JSON object")
+    return stats
+
+
 # ---- pre-tokenising ----------------------------------------------------------------
 @dataclass
 class Split:
@@ -201,33 +215,6 @@ def pretokenize(corpus, tok: Tokenizer, split: str, log=None) -> Split:
     tmp.write_text(json.dumps(meta))
     os.replace(tmp, meta_file)
     return Split(np.load(names["ids"], mmap_mode="r"), sent, doc, folder, split)
-
-
-@dataclass
-class Data:
-    """A corpus opened for training: tokenizer, both splits, the builder's statistics."""
-
-    tok: Tokenizer
-    train: Split
-    valid: Split
-    stats: dict
-    tok_hash: str
-
-
-def open_data(data, tokenizer, cache: Path, log=None) -> Data:
-    """A packed folder (token ids, tokenizer and stats inside) or a text corpus plus a tokenizer."""
-    from .card import read_stats
-    from .pack import is_packed, load_split  # pack builds on this module
-
-    if data is not None and is_packed(data):
-        tok = load_tokenizer(Path(data) / "tokenizer.json")
-        train, valid = load_split(data, "train", cache), load_split(data, "valid", cache)
-    else:
-        tok = load_tokenizer(tokenizer)
-        train, valid = pretokenize(data, tok, "train", log=log), pretokenize(data, tok, "valid", log=log)
-    if int(np.max(train.ids)) >= tok.get_vocab_size():
-        raise DataError(f"{train.folder}: token ids exceed the vocabulary of the tokenizer")
-    return Data(tok, train, valid, read_stats(Path(data) / "stats.json"), tokenizer_hash(tok))
 
 
 # ---- packing ------------------------------------------------------------------------

@@ -159,9 +159,11 @@ def as_scores(result: dict) -> Scores:
 
 
 def main(argv=None) -> int:
-    from ..checkpoint import CheckpointError, load, resolve
+    from ..checkpoint import CheckpointError, resolve
+    from ..loading import load
     from . import card as cardlib
-    from .data import DataError, Packed, open_data, specials, validation_batches
+    from .data import DataError, Packed, specials, validation_batches
+    from .pack import open_data
 
     p = argparse.ArgumentParser(prog="python -m macaron.train.evaluate", description=__doc__.split("\n\n")[0])
     p.add_argument("models", nargs="+", help="model folders (or shipped names)")

@@ -12,6 +12,8 @@ Nothing pickled: `np.load` reads them with `allow_pickle=False`.
 With `--max-mib`, documents are dropped from the end of the training split until it fits; the corpus
 builder shuffled them, so what remains is a random subset of whole documents, and the manifest says
 how many tokens were kept. The validation split always stays whole.
+
+`open_data` opens either for training: a packed folder, or a text corpus plus a tokenizer (macaron.train.data).
 """
 from __future__ import annotations
 
@@ -22,12 +24,13 @@ import json
 import lzma
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from tokenizers import Tokenizer
 
-from .card import read_stats
-from .data import DataError, Split, load_tokenizer, pretokenize, tokenizer_hash
+from .data import DataError, Split, load_tokenizer, pretokenize, read_stats, tokenizer_hash
 
 ARRAYS = ("ids", "sent", "doc")
 MANIFEST = "manifest.json"
@@ -133,6 +136,31 @@ def read_manifest(folder: Path) -> dict:
 
 def is_packed(folder) -> bool:
     return (Path(folder) / MANIFEST).is_file()
+
+
+# ---- opening a corpus for training ---------------------------------------------------
+@dataclass
+class Data:
+    """A corpus opened for training: tokenizer, both splits, the builder's statistics."""
+
+    tok: Tokenizer
+    train: Split
+    valid: Split
+    stats: dict
+    tok_hash: str
+
+
+def open_data(data, tokenizer, cache: Path, log=None) -> Data:
+    """A packed folder (token ids, tokenizer and stats inside) or a text corpus plus a tokenizer."""
+    if data is not None and is_packed(data):
+        tok = load_tokenizer(Path(data) / "tokenizer.json")
+        train, valid = load_split(data, "train", cache), load_split(data, "valid", cache)
+    else:
+        tok = load_tokenizer(tokenizer)
+        train, valid = pretokenize(data, tok, "train", log=log), pretokenize(data, tok, "valid", log=log)
+    if int(np.max(train.ids)) >= tok.get_vocab_size():
+        raise DataError(f"{train.folder}: token ids exceed the vocabulary of the tokenizer")
+    return Data(tok, train, valid, read_stats(Path(data) / "stats.json"), tokenizer_hash(tok))
 
 
 def main(argv=None) -> int:

@@ -56,8 +56,8 @@ from . import card as cardlib
 from . import evaluate as ev
 from . import precision
 from . import resume
-from .data import (IGNORE, DataError, Order, Packed, generator_for, mask_tokens, open_data, padded, specials,
-                   validation_batches)
+from .data import IGNORE, DataError, Order, Packed, generator_for, mask_tokens, padded, specials, validation_batches
+from .pack import open_data
 from .resume import TrainError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -165,7 +165,8 @@ def warm_start(root: Path, members, run: dict) -> dict:
     """Load every model's weights from root/<name> (a published milestone or a finished model folder) and
     return where that run stood: {"step", "tokens", "elapsed", "warm_starts", "phases", "first_phase", "precisions"}.
     Optimizers start afresh."""
-    from ..checkpoint import CheckpointError, load as load_model
+    from ..checkpoint import CheckpointError
+    from ..loading import load as load_model
 
     facts = {}
     for m in members:

@@ -1,0 +1,76 @@
+"""Loading a model: a folder (ours, or a Hugging Face encoder of a family in macaron.hf) or the name of a
+shipped model to an Encoder in eval mode, at any stage of its training (macaron.milestones).
+
+The one load path sits above the pieces it joins: the folder format (macaron.checkpoint), the Hugging Face
+families (macaron.hf), the stages of training (macaron.milestones) and the network (macaron.model).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from .checkpoint import (HF_BERT, CheckpointError, model_config, read_config, read_facts, read_tokenizer,
+                         read_weights, resolve)
+from .hf import family_of, mapped
+from .milestones import milestones, random_start
+from .model import Encoder
+
+
+def load(path_or_name, device: str | torch.device | None = None, at: int | None = None):
+    """A model folder (or the name of a shipped model) to an Encoder in eval mode: ours, or a
+    Hugging Face encoder folder of a family in macaron.hf.FAMILIES (mapped there). `at=tokens`: the model at
+    the stage of its training nearest that many tokens (macaron.milestones; `model.milestone` says which)."""
+    if at is not None:
+        return load_at(path_or_name, at, device)
+    folder = resolve(path_or_name)
+    return load_folder(folder, *read_config(folder), device)
+
+
+def load_folder(folder: Path, kind: str, fields: dict, device=None):
+    """The Encoder of a folder whose config.json was read (read_config): one path for both formats."""
+    family = family_of(fields, folder) if kind == HF_BERT else None  # another kind is named before any file is
+    if not list(folder.glob("*.safetensors")) and list(folder.glob("*.bin")):
+        raise CheckpointError(f"{folder}: only pickled *.bin weights found; we load safetensors only "
+                              f"(convert them with safetensors' convert script first)")
+    if family:
+        config, state = mapped(family, fields, folder, read_weights)
+    else:
+        config = model_config(fields, folder)  # a wrong config.json is named before the weights are read
+        state = read_weights(folder)
+    model = Encoder(config, read_tokenizer(folder, config.vocab_size))
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(state))
+    unexpected = sorted(set(state) - set(expected))
+    wrong = [f"{k}: file {tuple(state[k].shape)} vs model {tuple(expected[k].shape)}"
+             for k in expected if k in state and state[k].shape != expected[k].shape]
+    if missing or unexpected or wrong:
+        raise CheckpointError(f"{folder}: weights do not match config.json: "
+                              + "; ".join(filter(None, [missing and f"missing {missing[:5]}",
+                                                        unexpected and f"unexpected {unexpected[:5]}",
+                                                        wrong and f"wrong shapes {wrong[:3]}"])))
+    model.load_state_dict(state)
+    return model.to(device or ("cuda" if torch.cuda.is_available() else "cpu")).eval()
+
+
+def load_at(path_or_name, at: int, device=None):
+    """The model at the milestone nearest `at` training tokens; `model.milestone` says which one."""
+    stages = milestones(path_or_name)
+    chosen = min(stages, key=lambda m: (abs(m.tokens - at), m.tokens))
+    if chosen.folder is None:
+        folder = resolve(path_or_name)
+        model = random_start(folder, read_facts(folder), device)
+    else:
+        model = load(chosen.folder, device)
+    model.milestone = chosen
+    return model
+
+
+def from_hf_bert(folder, device=None):
+    """Load a local Hugging Face encoder folder (config.json, model.safetensors, tokenizer.json) of any
+    family in macaron.hf.FAMILIES; macaron.load does the same and loads our folders too."""
+    folder = resolve(folder)
+    kind, fields = read_config(folder)
+    if kind != HF_BERT:
+        raise CheckpointError(f"{folder / 'config.json'}: not a Hugging Face config (use macaron.load)")
+    return load_folder(folder, kind, fields, device)
