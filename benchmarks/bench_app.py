@@ -18,9 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,8 +32,9 @@ import macaron
 from macaron import analysis, plot
 from results import write_section
 
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from served import ARGS, CHROMIUM, server  # noqa: E402  (the app served as the tests serve it)
 
 TARGET_ONE, TARGET_TWO, TARGET_BROWSER = 250.0, 400.0, 300.0
 MAX_TOKENS = 96  # the app's particle limit
@@ -118,12 +117,6 @@ def compare_once(ma, mb, text: str) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # In the page: when Enter was pressed and when each websocket message arrived (its size), to split the
 # time into the server's part (until the figure's message, the largest, has arrived) and the drawing.
 ARRIVALS = """window.__msgs = [];
@@ -163,48 +156,38 @@ def browser_enter_to_figure(repeats: int, n_tokens: int = 32) -> tuple[list[floa
 
     default = macaron.default_pair(macaron.available())[0]  # the model the app opens first
     tokenizer = macaron.load(default, device="cpu").tokenizer
-    port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("MACARON_MODELS", "MACARON_MODELS_DIR")}
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app/main.py", "--server.headless", "true",
-                               "--server.port", str(port), "--browser.serverAddress", "localhost"],
-                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     times, received, load = [], [], [os.getloadavg()[0]]
-    try:
-        with sync_playwright() as p:
-            b = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                  args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                                        "--disable-component-update", "--disable-sync"])
-            page = b.new_page(viewport={"width": 1280, "height": 720})
-            page.add_init_script(ARRIVALS)
-            for _ in range(120):
-                try:
-                    page.goto(f"http://localhost:{port}/", timeout=2000)
-                    break
-                except Exception:
-                    time.sleep(0.5)
-            page.wait_for_selector(".js-plotly-plot", timeout=120_000)
-            box = page.get_by_label("Sentence", exact=True)
-            for i in range(repeats + 2):  # the first two warm the page and the server's caches up
-                page.wait_for_function(QUIET, timeout=60_000)  # the page has finished its last run
-                words = WORDS[:34]
-                new = FILLERS[i % len(FILLERS)]
-                words[3] = new
-                text = fit(words, tokenizer, n_tokens)
-                n = len(tokenizer.encode(text).ids)
-                assert n == n_tokens, (n, text)
-                box.fill(text)
-                t0 = time.perf_counter()
-                box.press("Enter")
-                page.wait_for_function(DRAWN, arg=[new, n], timeout=60_000, polling="raf")
-                if i >= 2:
-                    times.append((time.perf_counter() - t0) * 1000)
-                page.wait_for_timeout(300)  # let the rest of the page finish before the next sentence
-                if i >= 2:
-                    received.append(page.evaluate(RECEIVED))
-            b.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
+    with server(env) as (url, _), sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        page = b.new_page(viewport={"width": 1280, "height": 720})
+        page.add_init_script(ARRIVALS)
+        for _ in range(120):
+            try:
+                page.goto(f"{url}/", timeout=2000)
+                break
+            except Exception:
+                time.sleep(0.5)
+        page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+        box = page.get_by_label("Sentence", exact=True)
+        for i in range(repeats + 2):  # the first two warm the page and the server's caches up
+            page.wait_for_function(QUIET, timeout=60_000)  # the page has finished its last run
+            words = WORDS[:34]
+            new = FILLERS[i % len(FILLERS)]
+            words[3] = new
+            text = fit(words, tokenizer, n_tokens)
+            n = len(tokenizer.encode(text).ids)
+            assert n == n_tokens, (n, text)
+            box.fill(text)
+            t0 = time.perf_counter()
+            box.press("Enter")
+            page.wait_for_function(DRAWN, arg=[new, n], timeout=60_000, polling="raf")
+            if i >= 2:
+                times.append((time.perf_counter() - t0) * 1000)
+            page.wait_for_timeout(300)  # let the rest of the page finish before the next sentence
+            if i >= 2:
+                received.append(page.evaluate(RECEIVED))
+        b.close()
     load.append(os.getloadavg()[0])
     return times, received, default, load
 

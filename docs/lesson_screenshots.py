@@ -11,9 +11,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
 
-from bench_server import ARGS, CHROMIUM  # noqa: E402
+from served import ARGS, CHROMIUM  # noqa: E402
 from macaron.__main__ import main as cli  # noqa: E402
 
 

@@ -8,14 +8,14 @@ Needs Chromium (/usr/bin/chromium) and Playwright; uses the shipped models in pr
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
-import time
 import urllib.parse
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from served import ARGS, CHROMIUM, server  # noqa: E402  (the app served as the tests serve it)
+
 DOCS = ROOT / "docs"
 SIZES = ((1280, 720), (1920, 1080))
 SENTENCE = "i sat on the bank of the river and watched the water ."
@@ -38,12 +38,6 @@ EXTRA = [  # presenter mode and a lesson step on the classroom screen; the lab's
     ("lab-networks-tie", "/lab#3c · Are Macaron", None, (1920, 1080)),
     ("dynamics-experiments", "/dynamics?exp=1#The trained operators as an ODE solver", None, (1280, 720)),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def settle(page) -> None:
@@ -74,34 +68,17 @@ def shoot(page, url: str, play_ms: int | None, path: Path) -> None:
 def main() -> None:
     from playwright.sync_api import sync_playwright
 
-    port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("MACARON_MODELS", "MACARON_MODELS_DIR")}
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app/main.py", "--server.headless", "true",
-                               "--server.port", str(port), "--browser.serverAddress", "localhost"],
-                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://localhost:{port}"
-    try:
-        for _ in range(120):
-            try:
-                socket.create_connection(("localhost", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.5)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                                              "--disable-component-update", "--disable-sync"])
-            only = sys.argv[1:]  # file stems to take, or every one
-            shots = [(stem, path, ms, size) for stem, path, ms in VIEWS for size in SIZES] + EXTRA
-            shots = [shot for shot in shots if not only or shot[0] in only]
-            for stem, path, ms, (w, h) in shots:
-                page = browser.new_page(viewport={"width": w, "height": h})
-                shoot(page, base + path, ms, DOCS / f"{stem}-{w}x{h}.png")
-                page.close()
-            browser.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
+    with server(env) as (base, _), sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        only = sys.argv[1:]  # file stems to take, or every one
+        shots = [(stem, path, ms, size) for stem, path, ms in VIEWS for size in SIZES] + EXTRA
+        shots = [shot for shot in shots if not only or shot[0] in only]
+        for stem, path, ms, (w, h) in shots:
+            page = browser.new_page(viewport={"width": w, "height": h})
+            shoot(page, base + path, ms, DOCS / f"{stem}-{w}x{h}.png")
+            page.close()
+        browser.close()
 
 
 if __name__ == "__main__":

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import urllib.parse
 from pathlib import Path
 
 import pytest
+from served import ARGS, CHROMIUM
+from served import server as app_server
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "screenshots"
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_server import ARGS, CHROMIUM, server as app_server  # noqa: E402  (benchmarks/ is not a package)
-
 pytestmark = [
     pytest.mark.skipif(not Path(CHROMIUM).exists() and not shutil.which("chromium"), reason="no Chromium"),
 ]
@@ -30,7 +28,7 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 
 @pytest.fixture(scope="module")
 def server(models_dir, tmp_path_factory):
-    """`streamlit run app/main.py` on the suite's tiny models, started as the server benchmark starts it."""
+    """`streamlit run app/main.py` on the suite's tiny models, started as the benchmarks start it (tools/served.py)."""
     log = tmp_path_factory.mktemp("server") / "streamlit.log"
     env = {k: v for k, v in os.environ.items() if k != "MACARON_MODELS"}
     env["MACARON_MODELS_DIR"] = str(models_dir)

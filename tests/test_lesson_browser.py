@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from served import ARGS, CHROMIUM
+from test_browser import SHOTS, count_pixels
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_server import ARGS, CHROMIUM  # noqa: E402  (benchmarks/ is not a package)
-from test_browser import SHOTS, count_pixels  # noqa: E402
-
 pytestmark = [
     pytest.mark.skipif(not Path(CHROMIUM).exists() and not shutil.which("chromium"), reason="no Chromium"),
 ]
@@ -187,7 +184,7 @@ def test_the_apps_download_button_gives_the_same_lesson(models_dir, browser, tmp
     the models its steps open, and clicking it downloads a complete lesson that opens offline."""
     import os
 
-    from bench_server import server as app_server
+    from served import server as app_server
     from test_browser import settle
 
     env = {k: v for k, v in os.environ.items() if k != "MACARON_MODELS"}

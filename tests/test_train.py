@@ -8,7 +8,6 @@ import json
 import math
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from served import free_port
 
 import macaron
 from macaron.model import build
@@ -233,12 +233,6 @@ def test_equal_budget_means_equal_tokens_for_different_schemes(tiny, tmp_path):
         last = rows(run_dir / "metrics.jsonl", "train")[-1]
         seen[scheme] = (last["step"], last["tokens"])
     assert seen["transformer"] == seen["macaron"] and seen["macaron"][1] >= 3000
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_ddp_two_processes_gloo_keep_identical_parameters(tiny, tmp_path):
