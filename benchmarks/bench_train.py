@@ -51,7 +51,7 @@ from macaron.config import SIZES as KNOWN_SIZES  # noqa: E402
 from macaron.train import precision  # noqa: E402
 from macaron.train.card import hardware  # noqa: E402
 from macaron.train.data import IGNORE, Specials, mask_tokens  # noqa: E402
-from macaron.train.pretrain import MaskedLM  # noqa: E402
+from macaron.train.objective import MaskedLM  # noqa: E402
 from results import RESULTS, write_section  # noqa: E402
 
 TITLE = "Training throughput"

@@ -20,7 +20,7 @@ import macaron
 from macaron.train import data as D
 from macaron.train import evaluate as ev
 from macaron.train.pack import open_data
-from macaron.train.pretrain import MaskedLM
+from macaron.train.objective import MaskedLM
 
 SENTENCE = "the bank of the river was full of water after the rain ."
 

@@ -10,7 +10,7 @@ from torchdiffeq import odeint
 import macaron
 from macaron import ModelConfig, build
 from macaron.dynamics import refined
-from macaron.train.pretrain import MaskedLM
+from macaron.train.objective import MaskedLM
 
 
 def tiny(**kw) -> macaron.model.Encoder:

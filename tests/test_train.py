@@ -22,6 +22,7 @@ import macaron
 from macaron.model import build
 from macaron.train import data as D
 from macaron.train import pretrain
+from macaron.train.objective import Schedule
 from macaron.train.tokenizer import train_tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -733,7 +734,7 @@ def test_a_finished_run_goes_on_in_a_second_phase(tiny, tmp_path):
     assert [(p["step"], p["total_steps"]) for p in facts["phases"]] == [(0, 8), (8, 16)]
     card = (out / "README.md").read_text()
     assert "| phase 1 | from step 0" in card and "| phase 2 | from step 8" in card and "lr 0.001" in card
-    schedule = pretrain.Schedule("linear", 2, 16)
+    schedule = Schedule("linear", 2, 16)
     schedule.phases = json.loads((out / "training.json").read_text())["phases"]
     schedule.phases = [dict(ph, peak=ph["lr"] / 3e-3) for ph in schedule.phases]
     assert schedule(8) == pytest.approx(1 / 3 / 2)  # half-way up the warm-up to 1e-3, of the base 3e-3

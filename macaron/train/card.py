@@ -133,7 +133,7 @@ def _precisions(info: dict) -> str:
 
 
 def render(info: dict) -> str:
-    """Markdown model card from the run's facts (see pretrain.Run.save_model for the keys)."""
+    """Markdown model card from the run's facts (see pretrain.Run.facts for the keys)."""
     c, final = info["config"], info["final"]
     minutes = info["wall_seconds"] / 60
     params = "\n".join(f"| `{k}` | `{v}` |" for k, v in c.items())

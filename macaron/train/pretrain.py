@@ -41,12 +41,9 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ..config import ModelConfig
@@ -56,7 +53,9 @@ from . import card as cardlib
 from . import evaluate as ev
 from . import precision
 from . import resume
-from .data import IGNORE, DataError, Order, Packed, generator_for, mask_tokens, padded, specials, validation_batches
+from .data import DataError, Order, Packed, generator_for, mask_tokens, padded, specials, validation_batches
+from .distributed import Dist
+from .objective import MaskedLM, Schedule, optimizer_for
 from .pack import open_data
 from .resume import TrainError
 
@@ -225,115 +224,6 @@ def model_configs(args, vocab_size: int) -> dict[str, ModelConfig]:
     return out
 
 
-# ---- distributed --------------------------------------------------------------------
-class Dist:
-    def __init__(self, device: str | None):
-        self.world = int(os.environ.get("WORLD_SIZE", "1"))
-        self.rank = int(os.environ.get("RANK", "0"))
-        local = int(os.environ.get("LOCAL_RANK", "0"))
-        cuda = torch.cuda.is_available() and device != "cpu"
-        if device == "cuda" and not torch.cuda.is_available():
-            raise TrainError("--device cuda: no CUDA device is available")
-        self.device = torch.device(f"cuda:{local}" if cuda else "cpu")
-        if cuda:
-            torch.cuda.set_device(self.device)
-            torch.backends.cuda.matmul.allow_tf32 = True  # the float32 parts (norms, loss) outside autocast
-        if self.world > 1 and not torch.distributed.is_initialized():
-            torch.distributed.init_process_group("nccl" if cuda else "gloo")
-
-    @property
-    def main(self) -> bool:
-        return self.rank == 0
-
-    def barrier(self):
-        if self.world > 1:
-            torch.distributed.barrier()
-
-    def agree(self, value):
-        """Rank 0's value (a flag or a number), for every rank: wall-clock decisions differ between ranks."""
-        if self.world == 1:
-            return value
-        t = torch.tensor([float(value)], dtype=torch.float64, device=self.device)
-        torch.distributed.broadcast(t, 0)
-        return type(value)(t.item())
-
-    def sum(self, values: list[float]) -> list[float]:
-        if self.world == 1:
-            return values
-        t = torch.tensor(values, dtype=torch.float64, device=self.device)
-        torch.distributed.all_reduce(t)
-        return t.tolist()
-
-    def synchronize(self):
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
-
-    def close(self):
-        if self.world > 1 and torch.distributed.is_initialized():
-            torch.distributed.destroy_process_group()
-
-
-# ---- the objective ------------------------------------------------------------------
-class MaskedLM(nn.Module):
-    """Encoder + tied MLM head; the head runs on the masked positions only (the loss ignores the rest)."""
-
-    def __init__(self, encoder, move_penalty: float = 0.0):
-        super().__init__()
-        self.encoder, self.move_penalty = encoder, move_penalty
-
-    def forward(self, ids, keep, labels):
-        sizes = [] if self.move_penalty else None  # plus λ·mean ‖Δx‖²/‖x‖²: steps kept small by the loss
-        hidden = self.encoder(ids, keep, sizes=sizes)
-        chosen = labels != IGNORE
-        logits = self.encoder.head(hidden[chosen])
-        loss = F.cross_entropy(logits.float(), labels[chosen], ignore_index=IGNORE)
-        return loss + self.move_penalty * torch.stack(sizes).mean() if sizes else loss
-
-
-def optimizer_for(model: nn.Module, args, device) -> torch.optim.AdamW:
-    decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        if not p.requires_grad:
-            continue
-        (no_decay if p.ndim < 2 or "norm" in name or "embedding" in name else decay).append(p)
-    groups = [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    # fused: one kernel for every tensor, on CUDA and on the CPU (3-4 % faster steps on an AMX Xeon than the
-    # foreach default, benchmarks/RESULTS.md); the same update, so a checkpoint resumes either way
-    return torch.optim.AdamW(groups, lr=args.lr, betas=tuple(args.betas), eps=args.eps, fused=True)
-
-
-class Schedule:
-    """Linear warm-up, then linear or cosine decay to zero at `total` steps (None during the probe). A run
-    continued past its budget has `phases`, each from its own step: a warm-up to its own peak (a multiple of
-    the optimizer's base rate), then the decay to its own end."""
-
-    def __init__(self, kind: str, warmup: int | None, total: int | None):
-        self.kind, self.warmup_arg, self.total = kind, warmup, total
-        self.rewarm: tuple[int, int] | None = None  # (step, steps): a warm start's fresh optimizer ramps up again
-        self.phases: list[dict] = []  # {"step", "warmup", "total_steps", "peak"}, the first phase included
-
-    @property
-    def warmup(self) -> int:
-        return self.warmup_arg if self.warmup_arg is not None else max(1, round(0.06 * (self.total or 0)))
-
-    def __call__(self, step: int) -> float:
-        if self.total is None:  # the throughput probe: any rate, the weights are restored afterwards
-            return 1.0
-        start, warmup, end, peak = 0, self.warmup, self.total, 1.0
-        for phase in self.phases:
-            if step >= phase["step"]:
-                start, warmup, end, peak = phase["step"], phase["warmup"], phase["total_steps"], phase["peak"]
-        if step - start < warmup:
-            factor = (step - start + 1) / warmup
-        else:
-            p = min(max((step - start - warmup) / max(1, end - start - warmup), 0.0), 1.0)
-            factor = 1.0 - p if self.kind == "linear" else 0.5 * (1.0 + math.cos(math.pi * p))
-        factor *= peak
-        if self.rewarm and 0 <= step - self.rewarm[0] < self.rewarm[1]:
-            factor *= (step - self.rewarm[0] + 1) / self.rewarm[1]
-        return factor
-
-
 # ---- one model of the run -----------------------------------------------------------
 class Member:
     """A model being trained: encoder, optimizer, schedule and its files."""
@@ -438,12 +328,26 @@ class Run:
 
     def __init__(self, args, dist: Dist):
         self.args, self.dist, self.t_start = args, dist, time.time()
+        # where the run stands: a resume or a warm start sets these from what it continues
         self.step, self.tokens, self.elapsed_before = 0, 0, 0.0
         self.warm_starts: list[dict] = []
         self.phases: list[dict] = []  # empty until a run goes on past its first budget (--new-phase)
         self.precisions: list[list] = []  # [step, "bf16" | "float32"]: a run resumed on another CPU may change
-        self.total_steps: int | None = None
-        self.t0 = time.time()
+        self.total_steps: int | None = None  # the budget in steps (the probe sets it for --fit-minutes)
+        self.phase_end: int | None = None  # --new-phase: the step the new phase decays to
+        self.t0 = time.time()  # the training clock's start (the loop sets it again after the first evaluation)
+        # 1. prepare: the data, the models' configs and the run's terms
+        self.data = self.sp = self.train_data = self.valid_data = self.order = None
+        self.configs: dict[str, ModelConfig] = {}
+        self.terms: dict = {}  # what a resume or a warm start must share with this run (stored as "run")
+        # 2. open: the checkpoint to continue, if any
+        self.ckpt: Path | None = None
+        self.state: dict | None = None
+        # 3. build: the models and the held-out sets
+        self.dtype = torch.float32
+        self.members: list[Member] = []
+        self.valid = self.shuffled = None
+        self.unigram: float | None = None
 
     def clock(self) -> float:
         return self.elapsed_before + time.time() - self.t0
@@ -465,9 +369,9 @@ class Run:
         self.train_data = Packed(self.data.train, self.sp, a.seq_len, a.cross_documents)
         self.valid_data = Packed(self.data.valid, self.sp, a.seq_len, a.cross_documents)
         self.order = Order(len(self.train_data), a.batch, a.seed)
-        self.run = {k: getattr(a, k) for k in ("seed", "batch", "seq_len", "cross_documents", "accum", "mask_rate",
-                                               "mask_only")}
-        self.run["corpus_stats"] = hashlib.sha256(json.dumps(self.data.stats, sort_keys=True).encode()).hexdigest()[:16]
+        self.terms = {k: getattr(a, k) for k in ("seed", "batch", "seq_len", "cross_documents", "accum", "mask_rate",
+                                                 "mask_only")}
+        self.terms["corpus_stats"] = hashlib.sha256(json.dumps(self.data.stats, sort_keys=True).encode()).hexdigest()[:16]
         self.total_steps = self.budget_from_args()
 
     def budget_from_args(self) -> int | None:
@@ -483,7 +387,6 @@ class Run:
     def open(self):
         a, dist = self.args, self.dist
         ckpt = resume.folder(a.run_dir)
-        self.state = None
         if a.resume:
             if ckpt is None:
                 raise TrainError(f"{a.run_dir}: --resume, but the run folder holds no checkpoint "
@@ -495,7 +398,7 @@ class Run:
             if a.new_phase:  # the budget asked for is the new phase's; the checkpoint's is the one it extends
                 self.phase_end, self.total_steps = self.budget_from_args(), recorded
             resume.check_compatible(ckpt, self.state, self.configs, self.data.tok_hash,
-                                    {**self.run, "total_steps": self.total_steps}, dist.world)
+                                    {**self.terms, "total_steps": self.total_steps}, dist.world)
         elif not a.overwrite:
             if ckpt is not None:
                 raise TrainError(f"{ckpt}: the run folder already holds a checkpoint; pass --resume to "
@@ -527,47 +430,63 @@ class Run:
                                         pad_to=a.seq_len if a.compile else None)
         self.shuffled = ev.shuffle_context(self.valid, self.sp)  # the context effect at every evaluation
         self.unigram = ev.unigram_loss(self.data.train.ids, self.sp.vocab_size, self.valid)
-        if self.state:
-            resume.load(self.ckpt, dist, self.members, self.state)
-            self.step, self.tokens, self.elapsed_before = self.state["step"], self.state["tokens"], self.state["elapsed"]
-            self.warm_starts, self.phases = self.state.get("warm_starts", []), self.state.get("phases", [])
-            self.precisions = self.state.get("precisions", [])
-            first = {"step": 0, "tokens": 0, "warmup": self.members[0].schedule.warmup,
-                     "total_steps": self.total_steps, "lr": self.members[0].sched.base_lrs[0]}
-            self.apply_phases()
-            for m in self.members:
-                m.schedule.rewarm = tuple(self.warm_starts[-1]["rewarm"]) if self.warm_starts else None
-                if dist.main:
-                    truncate_metrics(m.metrics, self.step)
-            log(dist, f"resumed from {self.ckpt} at step {self.step:,} ({self.tokens:,} tokens)")
-        elif a.warm_start:
-            where = resume.warm_start(Path(a.warm_start), self.members, self.run)
-            self.step, self.tokens, self.elapsed_before = where["step"], where["tokens"], where["elapsed"]
-            self.phases, first, self.precisions = where["phases"], where["first_phase"], where["precisions"]
-            if a.new_phase:
-                self.phase_end = self.budget_from_args()
-            if self.phases or a.new_phase:  # the published run's budget: the one it runs to, or a new phase extends
-                self.total_steps = (self.phases or [first])[-1]["total_steps"]
-            self.apply_phases()
-            rewarm = (self.step, 0 if a.new_phase else a.rewarm)  # a new phase warms up by itself
-            self.warm_starts = where["warm_starts"] + [{
-                "step": self.step, "tokens": self.tokens, "from": str(a.warm_start), "rewarm": list(rewarm),
-                "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}]
-            for m in self.members:
-                m.start_at(self.step, rewarm)
-                if dist.main:  # the curve goes on from the published one
-                    shutil.copyfile(Path(a.warm_start) / m.name / "metrics.jsonl", m.metrics)
-                    truncate_metrics(m.metrics, self.step)
-            log(dist, f"warm start from {a.warm_start} at step {self.step:,} ({self.tokens:,} tokens): fresh "
-                      f"optimizer, {a.rewarm} steps of re-warm-up, then the schedule to step {self.total_steps:,}")
-        elif dist.main:
-            for m in self.members:
-                m.metrics.unlink(missing_ok=True)
+
+    # 4. where the run starts: a checkpoint, published weights, or the random start
+    def start(self):
+        a = self.args
+        first = self.from_checkpoint() if self.state else self.from_published() if a.warm_start else self.from_random()
         if a.new_phase:
             self.begin_phase(first)
         now = precision.name(self.dtype)
         if not self.precisions or self.precisions[-1][1] != now:
             self.precisions.append([self.step, now])
+
+    def from_checkpoint(self) -> dict:
+        """The checkpoint's weights, optimizers and place; returns the run's first phase."""
+        dist = self.dist
+        resume.load(self.ckpt, dist, self.members, self.state)
+        self.step, self.tokens, self.elapsed_before = self.state["step"], self.state["tokens"], self.state["elapsed"]
+        self.warm_starts, self.phases = self.state.get("warm_starts", []), self.state.get("phases", [])
+        self.precisions = self.state.get("precisions", [])
+        first = {"step": 0, "tokens": 0, "warmup": self.members[0].schedule.warmup,
+                 "total_steps": self.total_steps, "lr": self.members[0].sched.base_lrs[0]}
+        self.apply_phases()
+        for m in self.members:
+            m.schedule.rewarm = tuple(self.warm_starts[-1]["rewarm"]) if self.warm_starts else None
+            if dist.main:
+                truncate_metrics(m.metrics, self.step)
+        log(dist, f"resumed from {self.ckpt} at step {self.step:,} ({self.tokens:,} tokens)")
+        return first
+
+    def from_published(self) -> dict:
+        """Published weights at their recorded step, with fresh optimizers; returns the run's first phase."""
+        a, dist = self.args, self.dist
+        where = resume.warm_start(Path(a.warm_start), self.members, self.terms)
+        self.step, self.tokens, self.elapsed_before = where["step"], where["tokens"], where["elapsed"]
+        self.phases, first, self.precisions = where["phases"], where["first_phase"], where["precisions"]
+        if a.new_phase:
+            self.phase_end = self.budget_from_args()
+        if self.phases or a.new_phase:  # the published run's budget: the one it runs to, or a new phase extends
+            self.total_steps = (self.phases or [first])[-1]["total_steps"]
+        self.apply_phases()
+        rewarm = (self.step, 0 if a.new_phase else a.rewarm)  # a new phase warms up by itself
+        self.warm_starts = where["warm_starts"] + [{
+            "step": self.step, "tokens": self.tokens, "from": str(a.warm_start), "rewarm": list(rewarm),
+            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}]
+        for m in self.members:
+            m.start_at(self.step, rewarm)
+            if dist.main:  # the curve goes on from the published one
+                shutil.copyfile(Path(a.warm_start) / m.name / "metrics.jsonl", m.metrics)
+                truncate_metrics(m.metrics, self.step)
+        log(dist, f"warm start from {a.warm_start} at step {self.step:,} ({self.tokens:,} tokens): fresh "
+                  f"optimizer, {a.rewarm} steps of re-warm-up, then the schedule to step {self.total_steps:,}")
+        return first
+
+    def from_random(self) -> None:
+        """The random start: the curve starts afresh (--new-phase needs a run to continue, so no phase)."""
+        if self.dist.main:
+            for m in self.members:
+                m.metrics.unlink(missing_ok=True)
 
     def apply_phases(self):
         """Every schedule follows the run's phases, their peak rates relative to its optimizer's base rate
@@ -598,7 +517,7 @@ class Run:
         log(self.dist, f"phase {len(self.phases)} from step {self.step:,} ({self.tokens:,} tokens): {a.rewarm} steps "
                        f"of warm-up to lr {a.lr:g}, then decay to step {end:,} ({self.budget_tokens:,} tokens)")
 
-    # 4. the batches: the same for every model
+    # 5. the batches: the same for every model
     def batch(self, step: int):
         """This rank's micro-batches of global batch `step`, on the device."""
         a, dist = self.args, self.dist
@@ -623,7 +542,7 @@ class Run:
             m.step(micro, self.args.clip)
         return n_tokens
 
-    # 5. the budget: a probe of real steps, then everything restored
+    # 6. the budget: a probe of real steps, then everything restored
     def fit_budget(self):
         a, dist = self.args, self.dist
         if self.total_steps is not None or not a.fit_minutes:
@@ -679,7 +598,7 @@ class Run:
     def state_doc(self) -> dict:
         return {"step": self.step, "tokens": self.tokens, "elapsed": self.clock(), "tokenizer_hash": self.data.tok_hash,
                 "warm_starts": self.warm_starts, "phases": self.phases, "precisions": self.precisions,
-                "run": {**self.run, "total_steps": self.total_steps}, "epoch": self.order.epoch(self.step),
+                "run": {**self.terms, "total_steps": self.total_steps}, "epoch": self.order.epoch(self.step),
                 "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(self.args).items()}}
 
     def evaluate(self, m: Member) -> dict:
@@ -714,7 +633,7 @@ class Run:
                        + " ".join(f"{m.name} {loss:.3f}" for m, loss in zip(self.members, losses))
                        + f" | {tps:,.0f} tokens/s")
 
-    # 6. the loop
+    # 7. the loop
     def loop(self) -> bool:
         """Train to the budget; False when halted early (--halt-after)."""
         a, dist = self.args, self.dist
@@ -757,7 +676,7 @@ class Run:
                 return False
         return True
 
-    # 7. the model folders
+    # 8. the model folders
     def finish(self):
         a, dist = self.args, self.dist
         for m in self.members:
@@ -830,6 +749,7 @@ def train(args) -> int:
         run.prepare()
         run.open()
         run.build()
+        run.start()
         run.fit_budget()
         if run.loop():
             run.finish()
