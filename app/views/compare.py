@@ -17,6 +17,21 @@ state.header("Compare: same clock, different schemes",
 
 
 def render() -> None:
+    mode, picks, stages, texts, url, view, look = inputs()
+    traced = trace(mode, picks, stages, texts, url, view, **look)
+    if traced is None:
+        return
+    models, trajs, names_ab, colors, projs, share, same_tokens, view = traced
+    fig = animation(mode, picks, stages, texts, url, models, trajs, names_ab, projs, share, same_tokens, view, **look)
+    if same_tokens:
+        how_alike(picks, texts, trajs, names_ab, look["normalised"], look["hide"])
+    over_depth(mode, trajs, names_ab, colors, projs, url, look["normalised"])
+    export(fig, trajs)
+
+
+def inputs():
+    """One row of inputs (two models and a sentence, or one model and two sentences), then the view in the
+    sidebar: (mode, the models picked, their stages, the two texts, URL state, the view, the look of the figure)."""
     present = state.presenting()
     with st.sidebar:
         st.subheader("Compare")
@@ -24,7 +39,6 @@ def render() -> None:
         mode = st.radio("What", list(MODES), key="c_mode", format_func=MODES.get, label_visibility="collapsed")
     names, default_a, default_b = state.models_on_offer()
 
-    # ---- inputs: one row --------------------------------------------------------------------------
     if mode == "models":
         text, (ca, cb) = state.sentence_input("c_text", "c_preset", (4, 2, 2, 2))
         picks = []
@@ -52,6 +66,7 @@ def render() -> None:
             state.link_limit_note(t)
         url = dict(mode=mode, s1=ta_text, s2=tb_text, m=state.url_model(pm, names))
         picks = [pm, pm]
+        stages = [[], []]  # the model as it is: no stages of training on this page's second mode
         texts = [ta_text or "", tb_text or ""]
 
     state.init_widget("c_norm", "norm", True, parse=state.parse_bool)
@@ -67,20 +82,25 @@ def render() -> None:
     normalised = st.session_state["c_norm"]
     view = st.session_state["c_view"] if mode == "models" else "side"
     url.update(norm=normalised, hide=hide, labels=labels, trail=trail, view=view)
+    return mode, picks, stages, texts, url, view, dict(hide=hide, labels=labels, trail=trail, normalised=normalised)
 
+
+def trace(mode, picks, stages, texts, url, view, hide, labels, trail, normalised):
+    """The models loaded and the two trajectories traced and projected; None where one is missing."""
+    text = texts[0]
     if any(p is None for p in picks):
         state.sync_url(url)
-        return
+        return None
     models = [cache.try_load(p[1]) for p in picks[:1 if mode == "sentences" else 2]]
     if any(m is None for m in models):
         state.sync_url(url)
-        return
+        return None
     trajs = []
     for p, t in zip(picks, texts):
         trajs.append(cache.trace(p[1], t, p[0]))
         if trajs[-1] is None:
             state.sync_url(url)
-            return
+            return None
     ta, tb = trajs
     if mode == "models":
         names_ab = [f"A: {picks[0][0]}", f"B: {picks[1][0]}"]
@@ -99,8 +119,13 @@ def render() -> None:
     same_tokens = mode == "models" and ta.tokens == tb.tokens
     if view == "overlay" and not same_tokens:
         view = url["view"] = "side"
+    return models, trajs, names_ab, colors, projs, share, same_tokens, view
 
-    # ---- the animation: one figure, one clock --------------------------------------------------------
+
+def animation(mode, picks, stages, texts, url, models, trajs, names_ab, projs, share, same_tokens, view, hide,
+              labels, trail, normalised):
+    """The figure on one layer clock, its two switches and what it shows."""
+    ta, tb = trajs
     # The layer-time slider is the figure's own: both panels (or the overlay) are frames of one
     # Plotly figure on the union of the two time grids, so Play and the slider drive everything that
     # depends on the time. The URL's t is the frame it opens at.
@@ -147,34 +172,41 @@ def render() -> None:
     else:
         st.caption(f"**{state.model_label(models[0])}**")
     st.markdown(state.SCHEMES_SAID)
+    return fig
 
-    # ---- how alike: Procrustes residual by layer, CKA ------------------------------------------------
+
+def how_alike(picks, texts, trajs, names_ab, normalised, hide) -> None:
+    """How alike: Procrustes residual by layer, CKA."""
+    ta, tb = trajs
+    st.subheader("How alike are the two clouds?")
+    aligned = cache.procrustes(picks[0][1], picks[1][1], texts[0], normalised, hide)
+    b1, b2 = st.columns(2)
+    with b1:
+        st.metric("Procrustes residual, all layers", f"{aligned.residual:.3f}",
+                  help="1 − (Σσ)², after centring each layer's cloud and scaling it to unit size: 0 = the same "
+                       "shape up to one rotation and a scale; larger = less alike (unrelated clouds need not "
+                       "reach 1).")
+        st.plotly_chart(plot.lines_over_depth([("residual", aligned.layer_times, aligned.layer_residuals)],
+                                              "Procrustes residual", height=300, yrange=(0, 1.02)),
+                        key="c_per_layer", config=dict(displaylogo=False), theme=None)
+        state.explain("At each layer boundary (t = 0 is the embedding), with the one rotation: 0 = the same "
+                      "shape, larger = less alike. Every cloud is scaled to unit size first, so the small embedding "
+                      "counts like the rest.")
+    with b2:
+        st.markdown("**Linear CKA between every state of A and of B**")
+        m = analysis.cka(ta, tb, normalised, hide)
+        st.plotly_chart(plot.cka(m, ta, tb, names_ab[0], names_ab[1], height=380), key="c_cka",
+                        config=dict(displaylogo=False), theme=None)
+        state.explain("1 = the same geometry up to rotation and scale. A bright diagonal means both models "
+                      "pass through similar configurations at the same depth.")
+
+
+
+def over_depth(mode, trajs, names_ab, colors, projs, url, normalised) -> None:
+    """Measures over depth: alignment, clusters or one word in two contexts, and the moves."""
+    ta, tb = trajs
     keeps = [p.keep for p in projs]
     kept = [analysis.kept_states(t, normalised, k) for t, k in zip(trajs, keeps)]
-    if same_tokens:
-        st.subheader("How alike are the two clouds?")
-        aligned = cache.procrustes(picks[0][1], picks[1][1], texts[0], normalised, hide)
-        b1, b2 = st.columns(2)
-        with b1:
-            st.metric("Procrustes residual, all layers", f"{aligned.residual:.3f}",
-                      help="1 − (Σσ)², after centring each layer's cloud and scaling it to unit size: 0 = the same "
-                           "shape up to one rotation and a scale; larger = less alike (unrelated clouds need not "
-                           "reach 1).")
-            st.plotly_chart(plot.lines_over_depth([("residual", aligned.layer_times, aligned.layer_residuals)],
-                                                  "Procrustes residual", height=300, yrange=(0, 1.02)),
-                            key="c_per_layer", config=dict(displaylogo=False), theme=None)
-            state.explain("At each layer boundary (t = 0 is the embedding), with the one rotation: 0 = the same "
-                          "shape, larger = less alike. Every cloud is scaled to unit size first, so the small embedding "
-                          "counts like the rest.")
-        with b2:
-            st.markdown("**Linear CKA between every state of A and of B**")
-            m = analysis.cka(ta, tb, normalised, hide)
-            st.plotly_chart(plot.cka(m, ta, tb, names_ab[0], names_ab[1], height=380), key="c_cka",
-                            config=dict(displaylogo=False), theme=None)
-            state.explain("1 = the same geometry up to rotation and scale. A bright diagonal means both models "
-                          "pass through similar configurations at the same depth.")
-
-    # ---- measures over depth ------------------------------------------------------------------------
     st.subheader("Over depth")
     b1, b2 = st.columns(2)
     with b1:
@@ -224,6 +256,10 @@ def render() -> None:
     state.explain(state.RHYTHM_SAID + (" Moves of the states as the operators read them." if normalised else
                                        " Moves in the raw residual stream."))
 
+
+def export(fig, trajs) -> None:
+    """The view's link, and the animation and both trajectories as files."""
+    ta, tb = trajs
     st.subheader("Share and export")
     st.caption("The address bar holds this view: copy it to share. The camera icon above the animation saves the "
                "frame on screen as a PNG.")

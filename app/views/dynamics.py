@@ -40,6 +40,20 @@ def csv_text(rows: list[dict]) -> str:
 
 
 def render() -> None:
+    picks, view, set_name, text, run_exp, n_exp = inputs()
+    measured = measure(picks, set_name, text)
+    if measured is None:
+        return
+    models, sents, labels, sets = measured
+    token_cloud(sets, labels)
+    attention(sets, labels)
+    ode_experiments(picks, models, sents, labels, view, run_exp, n_exp)
+    st.download_button("Every measure (CSV)", data=lambda: csv_text([r for s in sets for r in s.rows()]),
+                       file_name="dynamics.csv", mime="text/csv", on_click="ignore", icon=":material/table:")
+
+
+def inputs():
+    """Two models, the sentence set or one sentence, and the ODE experiments' switch in the sidebar."""
     names, default_a, default_b = state.models_on_offer()
     pair, choice = st.columns([3, 2])
     with pair:
@@ -77,14 +91,18 @@ def render() -> None:
                                      format_func=lambda n: "all" if n == 0 else str(n))
     url.update(exp=run_exp, n=n_exp if view == "set" else None)
     state.sync_url(url)
+    return picks, view, set_name, text, run_exp, n_exp
 
+
+def measure(picks, set_name: str, text):
+    """The models loaded and measured on the sentences: (models, sentences, labels, measures), or None."""
     if any(p is None for p in picks):
-        return
+        return None
     models = [cache.try_load(p[1]) for p in picks]
     if any(m is None for m in models):
-        return
+        return None
     if text is not None and any(cache.trace(p[1], text, p[0]) is None for p in picks):
-        return  # the sentence box says what is wrong
+        return None  # the sentence box says what is wrong
     sents = dcache.texts(set_name, text)
     labels = [f"A: {picks[0][0]}", f"B: {picks[1][0]}"]
     st.caption(f"**A** {state.model_label(models[0])} · **B** {state.model_label(models[1])} · "
@@ -92,8 +110,11 @@ def render() -> None:
                "(LayerNorm without its gain and bias; a pre-LN model's operators read this, a post-LN model's "
                "read a LayerNorm's output, gain and bias included)")
     sets = [dcache.measures(p[1], sents) for p in picks]
+    return models, sents, labels, sets
 
-    # ---- the token cloud --------------------------------------------------------------------------
+
+def token_cloud(sets, labels) -> None:
+    """The token cloud over depth: clusters, rank, cosines, energy and step sizes."""
     st.subheader("The token cloud over depth")
     left, right = st.columns(2)
     chart("clusters", P.over_depth(sets, "clusters", labels), left)
@@ -103,7 +124,9 @@ def render() -> None:
     chart("energy", P.over_depth(sets, "energy", labels), left)
     chart("step", P.over_depth(sets, "step", labels), right)
 
-    # ---- attention --------------------------------------------------------------------------------
+
+def attention(sets, labels) -> None:
+    """Attention per diffusion sub-step: entropy, distance from doubly stochastic, leaders, rank."""
     st.subheader("Attention, per diffusion sub-step")
     left, right = st.columns(2)
     chart("entropy", P.attention(sets, "entropy", labels), left)
@@ -122,7 +145,9 @@ def render() -> None:
     with st.expander("Effective rank of the attention"):
         chart("attention_rank", P.attention(sets, "attention_rank", labels))
 
-    # ---- the ODE experiments ----------------------------------------------------------------------
+
+def ode_experiments(picks, models, sents, labels, view: str, run_exp: bool, n_exp: int) -> None:
+    """The trained operators rerun as an ODE solver (when switched on), and past their trained depth."""
     st.subheader("The trained operators as an ODE solver")
     if not run_exp:
         st.info("Switch on **Run the ODE experiments** in the sidebar to rerun each model's own weights in "
@@ -158,9 +183,6 @@ def render() -> None:
             st.caption(f"The same runs ({again}): the energy of the token cloud, "
                        "as above, past the depth the model was trained for. *Geshkovski, Koubbi, Polyanskiy & Rigollet 2024, "
                        "Dynamic metastability.*")
-
-    st.download_button("Every measure (CSV)", data=lambda: csv_text([r for s in sets for r in s.rows()]),
-                       file_name="dynamics.csv", mime="text/csv", on_click="ignore", icon=":material/table:")
 
 
 render()

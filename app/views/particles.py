@@ -19,9 +19,23 @@ state.header("Particles: one sentence, one model",
 
 
 def render() -> None:
+    chosen = inputs()
+    if chosen is None:
+        return
+    picked, stages, sent, model, traj, url, view = chosen
+    frame, head_sel = frame_and_heads(traj, url)
+    proj, fig = animation(traj, model, picked, stages, sent, frame, head_sel, **view)
+    rhythm(traj, proj, view["normalised"])
+    mask_positions = logit_lens(traj, model)
+    attribution(traj, model, picked, sent, url, mask_positions)
+    export(traj, proj, fig, frame, head_sel, view["trail"], view["label_mode"])
+
+
+def inputs():
+    """The sentence row, the model and its stage, then the view in the sidebar: (picked, stages, sentence, model,
+    trajectory, URL state, view options), or None where there is no trajectory to show."""
     names, default_model, _ = state.models_on_offer()
 
-    # ---- inputs: the sentence row, then the view in the sidebar ----------------------------------
     text, (c3,) = state.sentence_input("p_text", "p_preset", (5, 2, 3),
                                        help="Write [MASK] where the model should guess a word.")
     with c3:
@@ -65,8 +79,13 @@ def render() -> None:
                norm=normalised, hide=hide_special, labels=label_mode, trail=trail)
     if traj is None:
         state.sync_url(url)
-        return
+        return None
+    return picked, stages, sent, model, traj, url, dict(dim=dim, hide_special=hide_special, label_mode=label_mode,
+                                                       trail=trail, normalised=normalised)
 
+
+def frame_and_heads(traj, url: dict) -> tuple[int, str]:
+    """The first frame and the attention head (in the sidebar, for models of several heads); the URL follows."""
     if any(t.startswith("[UNK") for t in traj.tokens):
         st.info("Some characters are outside this model's vocabulary and show as [UNK:…] particles.",
                 icon=":material/help:")
@@ -86,8 +105,12 @@ def render() -> None:
                                                       "one head.")
     url.update(frame=frame, head=head_sel if heads > 1 else None)
     state.sync_url(url)
+    return frame, head_sel
 
-    # ---- the animation: one figure, one clock ----------------------------------------------------
+
+def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, dim: str, hide_special: bool,
+              label_mode: str, trail: int, normalised: bool):
+    """The figure, the switch between the two views of the states and what the picture shows."""
     # Everything that depends on the sub-step (the particles and their moves, who pulls whom, the
     # mixing matrix, the title naming the sub-step) is a frame of this one Plotly figure, so ▶ Play
     # and its slider move them together: one clock, and no server round trip per frame.
@@ -139,8 +162,11 @@ def render() -> None:
         st.markdown(state.SCHEMES_SAID)
         for name in ("lie-trotter", "strang"):
             st.latex(f"\\text{{{SCHEMES[name].layer}}}:\\; {SCHEMES[name].latex}")
+    return proj, fig
 
-    # ---- rhythm -----------------------------------------------------------------------------------------
+
+def rhythm(traj, proj, normalised: bool) -> None:
+    """How far the particles move in each sub-step: the rhythm of a layer."""
     st.subheader("The rhythm of a layer: how far particles move in each sub-step")
     st.plotly_chart(plot.displacement([traj], [traj.meta.get("model", "")], [proj.keep], normalised=normalised),
                     key="p_disp", config=dict(displaylogo=False), theme=None)
@@ -149,7 +175,9 @@ def render() -> None:
     with st.expander("Per particle (heatmap)"):
         st.plotly_chart(plot.displacement_heatmap(traj, proj.keep), key="p_dispmap", config=dict(displaylogo=False), theme=None)
 
-    # ---- logit lens -----------------------------------------------------------------------------------
+
+def logit_lens(traj, model) -> list[int]:
+    """What the model would guess at every sub-step (the logit lens); returns the [MASK] positions."""
     st.subheader("What would the model guess, sub-step by sub-step? (logit lens)")
     mask_positions = [i for i, t in enumerate(traj.tokens) if t == analysis.MASK_TOKEN]
     if not model.has_mlm_head:
@@ -165,8 +193,11 @@ def render() -> None:
         st.plotly_chart(plot.logit_lens(guesses, traj), key="p_lens", config=dict(displaylogo=False), theme=None)
         state.explain("The model's own output head read off every intermediate state (◆ after diffusion, ● after "
                       "convection). Watch when the right answer appears.")
+    return mask_positions
 
-    # ---- attribution ----------------------------------------------------------------------------------
+
+def attribution(traj, model, picked, sent, url: dict, mask_positions: list[int]) -> None:
+    """Which words mattered (integrated gradients), computed only when asked."""
     st.subheader("Which words mattered? (integrated gradients)")
     state.init_widget("p_attr", "attr", False, parse=state.parse_bool)
     do_attr = st.toggle("Compute attribution (Captum: a few dozen forward and backward passes)", key="p_attr",
@@ -189,27 +220,30 @@ def render() -> None:
         except Exception as e:  # attribution is an extra: never let it take the page down
             st.warning(f"Attribution failed: {e}", icon=":material/warning:")
 
-    # ---- export ---------------------------------------------------------------------------------------
+
+def export(traj, proj, fig, frame: int, head_sel: str, trail: int, label_mode: str) -> None:
+    """The view's link, and the frame, the animation and the trajectory as files."""
     st.subheader("Share and export")
     st.caption("The address bar holds this view (sentence, model, options, first frame): copy it to share. The "
                "camera icon above the animation saves the frame on screen as a PNG.")
     stem = f"{traj.meta.get('model', 'model')}".replace("/", "_") or "trajectory"
+    S = len(traj.labels)
     options = dict(trail=trail, head=None if head_sel == "mean" else int(head_sel) - 1, labels=label_mode)
     slide = st.selectbox("For slides, the frame of sub-step", list(range(S)), index=frame, key="p_still",
                          format_func=lambda i: f"{i}: {traj.labels[i]}",
                          help="Drawn offline by matplotlib, 16:9, in the same colours and labels.")
     s1, s2, s3, s4 = st.columns(4)
     s1.download_button("Frame (PNG)", data=lambda: slides.frame(traj, proj, slide, **options),
-                       file_name=f"{stem}-frame{slide}.png", mime="image/png", on_click="ignore",
+                       file_name=f"{stem}-frame{slide}.png", mime=slides.FORMATS["png"], on_click="ignore",
                        icon=":material/image:")
     s2.download_button("Frame (SVG)", data=lambda: slides.frame(traj, proj, slide, fmt="svg", **options),
-                       file_name=f"{stem}-frame{slide}.svg", mime="image/svg+xml", on_click="ignore",
+                       file_name=f"{stem}-frame{slide}.svg", mime=slides.FORMATS["svg"], on_click="ignore",
                        icon=":material/draw:")
     s3.download_button("Animation (GIF)", data=lambda: slides.movie(traj, proj, **options),
-                       file_name=f"{stem}-particles.gif", mime="image/gif", on_click="ignore",
+                       file_name=f"{stem}-particles.gif", mime=slides.FORMATS["gif"], on_click="ignore",
                        icon=":material/animated_images:")
     s4.download_button("Animation (MP4)", data=lambda: slides.movie(traj, proj, fmt="mp4", **options),
-                       file_name=f"{stem}-particles.mp4", mime="video/mp4", on_click="ignore",
+                       file_name=f"{stem}-particles.mp4", mime=slides.FORMATS["mp4"], on_click="ignore",
                        icon=":material/movie:", disabled=not slides.can_write_mp4(),
                        help=None if slides.can_write_mp4() else "Needs the imageio-ffmpeg package (pip install "
                                                                  "imageio-ffmpeg): it ships ffmpeg.")
@@ -221,5 +255,6 @@ def render() -> None:
                        on_click="ignore", icon=":material/table:")
     e3.download_button("Trajectory (JSON)", data=traj.to_json, file_name=f"{stem}-trajectory.json",
                        mime="application/json", on_click="ignore", icon=":material/data_object:")
+
 
 render()
