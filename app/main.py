@@ -57,8 +57,6 @@ pages = [
     st.Page(VIEWS / "compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
     st.Page(VIEWS / "lab.py", title="Splitting lab", icon=":material/science:", url_path="lab"),
     st.Page(VIEWS / "dynamics.py", title="Dynamics", icon=":material/grain:", url_path="dynamics"),
-    # the default page lives at "/"; this alias keeps links to /particles working
-    st.Page(VIEWS / "particles.py", title="Particles", url_path="particles", visibility="hidden"),
 ]
 
 with st.sidebar:

@@ -60,17 +60,6 @@ def cosine_histogram(states: np.ndarray, bins: int = 40) -> tuple[np.ndarray, np
     return edges, hist.reshape(*pairs.shape[:-1], bins)
 
 
-def effective_rank(matrix: np.ndarray) -> float:
-    """exp(entropy of the normalised singular values) (Roy & Vetterli 2007): 1 for rank one,
-    n for n equal, orthogonal directions."""
-    s = np.linalg.svd(np.asarray(matrix, dtype=np.float64), compute_uv=False)
-    if s.sum() <= EPS:
-        return 0.0
-    p = s / s.sum()
-    p = p[p > 0]
-    return float(np.exp(-(p * np.log(p)).sum()))
-
-
 def effective_clusters(x: np.ndarray) -> np.ndarray:
     """Effective number of directions the tokens point in: the participation ratio (Σλ)²/Σλ² of the
     eigenvalues λ of their cosine Gram matrix. All tokens alike → 1; k equal groups of identical

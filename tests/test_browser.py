@@ -260,7 +260,7 @@ def test_thirty_labels_drawn_without_overlap(server, browser):
     for size in ((1024, 768), (1920, 1080)):
         pg = browser.new_page(viewport={"width": size[0], "height": size[1]})
         try:
-            pg.goto(f"{url}/particles?s={urllib.parse.quote(long)}&norm=0")  # raw: the embedding is one dot
+            pg.goto(f"{url}/?s={urllib.parse.quote(long)}&norm=0")  # raw: the embedding is one dot
             settle(pg)
             for k in (0, 4):
                 if k:
@@ -301,12 +301,12 @@ def test_particles_long_sentence_mask_and_3d(server, page):
     url, _ = server
     long = ("after the long meeting , the tired engineers walked slowly to the small cafe near the old station "
             "and ordered coffee , tea and two slices of cake .")
-    page.goto(f"{url}/particles?s={urllib.parse.quote(long)}&mask=8&attr=1&frame=3")
+    page.goto(f"{url}/?s={urllib.parse.quote(long)}&mask=8&attr=1&frame=3")
     settle(page)
     no_errors(page)
     assert page.get_by_label("Sentence", exact=True).input_value() == long
     shoot(page, "particles_long_mask")
-    page.goto(f"{url}/particles?s={urllib.parse.quote('the capital of france is [MASK] .')}&dim=3D")
+    page.goto(f"{url}/?s={urllib.parse.quote('the capital of france is [MASK] .')}&dim=3D")
     settle(page)
     no_errors(page)
     assert '"scatter3d"' in plot_data(page)
@@ -317,7 +317,7 @@ def test_particles_long_sentence_mask_and_3d(server, page):
 def test_html_in_the_sentence_is_shown_not_run(server, page):
     url, _ = server
     evil = "<img src=x onerror=\"window.__xss=1\"><script>window.__xss=2</script> the bank"
-    page.goto(f"{url}/particles?s={urllib.parse.quote(evil)}&attr=1")
+    page.goto(f"{url}/?s={urllib.parse.quote(evil)}&attr=1")
     settle(page)
     no_errors(page)
     assert page.evaluate("() => window.__xss") is None
