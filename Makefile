@@ -18,6 +18,7 @@ serve: setup
 	$(BIN)/streamlit run app/main.py --server.address 0.0.0.0 --server.port $(PORT) --server.headless true
 
 test: setup browser
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
 setup: $(STAMP)

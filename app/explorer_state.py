@@ -23,7 +23,8 @@ URL_MAX_VALUE = 2000  # longer values (a pasted page of text) stay out of the li
 
 # The teaching sentences, the opening one and the guided lesson are the library's (macaron.lesson): the app
 # and the lesson file read the same steps.
-PRESETS, DEFAULT_SENTENCE, LESSON, LessonStep = lesson.PRESETS, lesson.DEFAULT_SENTENCE, lesson.LESSON, lesson.LessonStep
+PRESETS, DEFAULT_SENTENCE = lesson.PRESETS, lesson.DEFAULT_SENTENCE
+LESSON, LessonStep = lesson.LESSON, lesson.LessonStep
 
 
 # What the Particles and Compare pages say about the schemes, in the Splitting lab's words.
@@ -414,7 +415,8 @@ def lesson_link(k: int, label: str | None = None, where=st, icon: str | None = N
 def lesson_menu() -> None:
     """The lesson's steps, in the sidebar: each opens its page and view; under them, the whole lesson as one
     file for the models the steps open."""
-    with st.sidebar.expander(f"Guided lesson ({len(LESSON)} steps)", icon=":material/school:", expanded=bool(lesson_step())):
+    with st.sidebar.expander(f"Guided lesson ({len(LESSON)} steps)", icon=":material/school:",
+                             expanded=bool(lesson_step())):
         for k in range(1, len(LESSON) + 1):
             lesson_link(k, key="menu")
         paths = model_paths()

@@ -1,8 +1,8 @@
 """Serving a class: N sessions at once against one real server on this machine.
 
-Starts `streamlit run app/main.py` (tools/served.py, as the tests do) (headless, the app as shipped: its default models) and opens N
-sessions at once. A few run in one headless Chromium (a context each) and time what a person sees,
-in the page's own clock; the others speak Streamlit's own websocket protocol, as the browser's
+Starts `streamlit run app/main.py` (headless, the app as shipped: its default models; tools/served.py,
+as the tests do) and opens N sessions at once. A few run in one headless Chromium (a context each) and
+time what a person sees, in the page's own clock; the others speak Streamlit's own websocket protocol, as the browser's
 frontend does, and time until the server has sent the figure (in a class the browsers run on the
 students' computers; thirty of them here would measure this machine's Chromium, not the server).
 Each session:

@@ -85,7 +85,8 @@ def main() -> None:
     machine = (f"{date.today()}, {cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
                f"numpy {np.__version__}, scipy {scipy.__version__}; {N_PARTICLES} particles in 2-D, "
                f"8 step sizes, {len(toy.registered())} schemes × (exact, Euler) sub-flows; median of "
-               f"{args.repeats} (linear), {max(3, args.repeats // 2)} (attention). Target: linear ≤ {TARGET_MS:.0f} ms.")
+               f"{args.repeats} (linear), {max(3, args.repeats // 2)} (attention). "
+               f"Target: linear ≤ {TARGET_MS:.0f} ms.")
     body = "\n".join([machine, "", *lines, "", "Fitted slopes (log-log, np.polyfit):", "", *slope_table(results)])
     write_section("Splitting lab", body)
     print("\n".join(slope_table(results)))

@@ -27,7 +27,10 @@ def peer_with_hooks(cfg: macaron.ModelConfig):
                                 vocab_size=cfg.vocab_size, max_position_embeddings=cfg.max_len,
                                 attn_implementation="sdpa")).eval()
     captured = []
-    grab = lambda _m, _i, out: captured.append((out[0] if isinstance(out, tuple) else out)[0].numpy().copy())
+
+    def grab(_m, _i, out):
+        captured.append((out[0] if isinstance(out, tuple) else out)[0].numpy().copy())
+
     for layer in peer.encoder.layer:
         layer.attention.register_forward_hook(grab)  # residual stream after attention (+ LN)
         layer.output.register_forward_hook(grab)     # residual stream after the FFN (+ LN)
@@ -71,7 +74,8 @@ def main():
         ms = median_ms({"forward": forward, "trace": lambda: model.trace(ids), "peer": lambda: peer(t)},
                        args.repeats)
         rows.append((T, ms["forward"], ms["trace"], ms["peer"], ms["trace"] / ms["forward"], ms["trace"] / ms["peer"]))
-    lines = ["| tokens | forward ms | trace ms | HF BertModel + hooks ms | trace/forward (≤ 1.15) | trace/peer (≤ 1.0) |",
+    lines = ["| tokens | forward ms | trace ms | HF BertModel + hooks ms | trace/forward (≤ 1.15) "
+             "| trace/peer (≤ 1.0) |",
              "|---|---|---|---|---|---|"]
     lines += [f"| {T} | {f:.2f} | {tr:.2f} | {p:.2f} | {r1:.2f} | {r2:.2f} |" for T, f, tr, p, r1, r2 in rows]
     body = (f"{date.today()}, {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, "

@@ -5,7 +5,8 @@ import re
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
-HEADER = "# Benchmark results\n\nWritten by the scripts in this folder; each section is replaced when its script runs again.\n"
+HEADER = ("# Benchmark results\n\nWritten by the scripts in this folder; each section is replaced when its script "
+          "runs again.\n")
 
 
 def write_section(title: str, body: str, path: Path = RESULTS) -> None:

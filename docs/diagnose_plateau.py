@@ -19,8 +19,8 @@ import numpy as np
 import macaron
 from macaron.train import data as D
 from macaron.train import evaluate as ev
-from macaron.train.pack import open_data
 from macaron.train.objective import MaskedLM
+from macaron.train.pack import open_data
 
 SENTENCE = "the bank of the river was full of water after the rain ."
 

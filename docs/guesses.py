@@ -14,9 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "app")]
 
 import macaron  # noqa: E402
+from explorer_state import PRESETS  # noqa: E402
 from macaron.analysis import MASK_TOKEN  # noqa: E402
 from macaron.learning import measure_stage  # noqa: E402
-from explorer_state import PRESETS  # noqa: E402
 
 
 def main(names: list[str]) -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
 
-from served import ARGS, CHROMIUM  # noqa: E402
 from macaron.__main__ import main as cli  # noqa: E402
+from served import ARGS, CHROMIUM  # noqa: E402
 
 
 def main() -> None:

@@ -19,7 +19,8 @@ from served import ARGS, CHROMIUM, server  # noqa: E402  (the app served as the 
 DOCS = ROOT / "docs"
 SIZES = ((1280, 720), (1920, 1080))
 SENTENCE = "i sat on the bank of the river and watched the water ."
-QUIET = "() => !document.querySelector('[data-testid=\"stStatusWidget\"], [data-testid=\"stSkeleton\"], [data-testid=\"stSpinner\"]')"
+QUIET = ("() => !document.querySelector('[data-testid=\"stStatusWidget\"], [data-testid=\"stSkeleton\"], "
+         "[data-testid=\"stSpinner\"]')")
 # (file stem, address, milliseconds of ▶ Play before the picture, or None for the page as it opens)
 VIEWS = [
     ("particles", f"/?s={urllib.parse.quote(SENTENCE)}", None),

@@ -27,7 +27,7 @@ def table(model, traj) -> str:
         for i in masks:
             guesses[i] = model.logit_lens(traj, i, k=3)
     norms = np.linalg.norm(traj.displacements, axis=-1).mean(axis=1)
-    width = max(len(l) for l in traj.labels)
+    width = max(len(label) for label in traj.labels)
     lines = [f"{traj.meta['model']}: {len(traj.tokens)} tokens, scheme {traj.meta['scheme']}, "
              f"norm {traj.meta['norm']}, device {traj.meta['device']}"]
     if traj.truncated:
@@ -61,11 +61,11 @@ def _finite(x):
 def dynamics(args) -> int:
     """Every measure of macaron.dynamics for each model over a sentence set, as CSV and JSON, and the
     figures as one HTML report and one PNG each."""
+    import torch
+
     from . import dynamics as D
     from . import sentences
     from .plot import dynamics as P
-
-    import torch
 
     if str(args.device).startswith("cuda") and not torch.cuda.is_available():
         raise InputError(f"--device {args.device}: this machine has no CUDA GPU that torch can use")
@@ -118,9 +118,9 @@ def dynamics(args) -> int:
 def lesson(args) -> int:
     """The guided lesson as one HTML file: built whole in memory, then written beside the target and renamed,
     so a failure leaves no file (and an existing one as it was)."""
-    from .plot import lesson as L
-
     import torch
+
+    from .plot import lesson as L
 
     if str(args.device).startswith("cuda") and not torch.cuda.is_available():
         raise InputError(f"--device {args.device}: this machine has no CUDA GPU that torch can use")
@@ -153,7 +153,8 @@ def main(argv=None) -> int:
                     help="run the ODE experiments on the first N sentences (default: all; 0: none)")
     dy.add_argument("--extend", type=int, default=12, help="repeat the last layer this many more times (default 12)")
     dy.add_argument("--quiet", action="store_true", help="no progress bars")
-    le = sub.add_parser("lesson", help="the guided lesson as one self-contained HTML file (offline; prints as a handout)")
+    le = sub.add_parser("lesson",
+                        help="the guided lesson as one self-contained HTML file (offline; prints as a handout)")
     le.add_argument("--out", type=Path, required=True, help="the HTML file to write (replaced only once complete)")
     le.add_argument("--model", action="append", default=None,
                     help="the Transformer, then (repeat) the Macaron model: shipped names or folders "

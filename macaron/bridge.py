@@ -43,20 +43,20 @@ from .schemes import CONVECTION, DIFFUSION
 SCALES = (1.0, 0.5, 0.25, 0.125, 0.0625)
 
 
-def _pairs(model, l: int) -> dict[str, tuple]:
+def _pairs(model, i: int) -> dict[str, tuple]:
     """(layer A, sub-step a, layer B, sub-step b) for the attention∘FFN pair and the pointwise control."""
-    kinds = [s.kind for s in model.layers[l].scheme]
+    kinds = [s.kind for s in model.layers[i].scheme]
     att = [k for k, kind in enumerate(kinds) if kind == DIFFUSION]
     ffn = [k for k, kind in enumerate(kinds) if kind == CONVECTION]
     if not att or not ffn:
         raise ValueError(f"scheme {model.config.scheme!r} has no separate attention and FFN sub-steps to swap")
-    pairs = {"attention∘FFN": (l, att[0], l, ffn[0])}
+    pairs = {"attention∘FFN": (i, att[0], i, ffn[0])}
     if len(ffn) > 1:
-        pairs["FFN∘FFN (control)"] = (l, ffn[0], l, ffn[1])
+        pairs["FFN∘FFN (control)"] = (i, ffn[0], i, ffn[1])
     elif len(model.layers) > 1:
-        other = l + 1 if l + 1 < len(model.layers) else l - 1
+        other = i + 1 if i + 1 < len(model.layers) else i - 1
         other_ffn = [k for k, s in enumerate(model.layers[other].scheme) if s.kind == CONVECTION][0]
-        pairs["FFN∘FFN (control)"] = (l, ffn[0], other, other_ffn)
+        pairs["FFN∘FFN (control)"] = (i, ffn[0], other, other_ffn)
     return pairs
 
 
@@ -76,9 +76,9 @@ def commutators(model, trajectory, scales=SCALES) -> dict[str, np.ndarray]:
     starts = trajectory.layer_boundaries()[:-1]
     positions = m.block_positions(states.shape[1])
     out: dict[str, list] = {}
-    for l, start in enumerate(starts):
+    for i, start in enumerate(starts):
         x = states[start][None]
-        for name, (la, a, lb, b) in _pairs(m, l).items():
+        for name, (la, a, lb, b) in _pairs(m, i).items():
             A, B = m.layers[la], m.layers[lb]
             pa, pb = positions[la], positions[lb]
 

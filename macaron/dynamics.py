@@ -56,7 +56,8 @@ def cosine_histogram(states: np.ndarray, bins: int = 40) -> tuple[np.ndarray, np
     """(edges [bins + 1] on [-1, 1], density [S, bins]): per state, the histogram of pairwise cosines."""
     edges = np.linspace(-1.0, 1.0, bins + 1)
     pairs = pair_cosines(states)
-    hist = np.stack([np.histogram(np.clip(p, -1, 1), edges, density=True)[0] for p in pairs.reshape(-1, pairs.shape[-1])])
+    hist = np.stack([np.histogram(np.clip(p, -1, 1), edges, density=True)[0]
+                     for p in pairs.reshape(-1, pairs.shape[-1])])
     return edges, hist.reshape(*pairs.shape[:-1], bins)
 
 
@@ -322,7 +323,10 @@ def aggregate(measures: Sequence[Measures], model: str = "", meta: dict | None =
     first = measures[0]
     if any(m.times.shape != first.times.shape or not np.allclose(m.times, first.times) for m in measures):
         raise ValueError("these trajectories have different sub-steps: aggregate one model and one program at a time")
-    stack = lambda name: np.stack([getattr(m, name) for m in measures])
+
+    def stack(name):
+        return np.stack([getattr(m, name) for m in measures])
+
     return SetMeasures(
         model=model, times=first.times, labels=first.labels, diffusion_times=first.diffusion_times,
         state={k: Spread.of(stack(k)) for k in STATE_MEASURES}, step=Spread.of(stack("step")),
@@ -369,15 +373,15 @@ def as_scheme(model, scheme: str) -> tuple:
     _sequential(model)
     target = get_scheme(scheme).substeps
     program = []
-    for l, layer in enumerate(model.layers):
+    for i, layer in enumerate(model.layers):
         plan = []
         for sub in target:
             own = [(k, s.fraction) for k, s in enumerate(layer.scheme) if s.kind == sub.kind]
             if not own:
-                raise ValueError(f"layer {l + 1} has no {sub.kind} sub-step to run as {scheme!r}")
+                raise ValueError(f"layer {i + 1} has no {sub.kind} sub-step to run as {scheme!r}")
             total = sum(h for _, h in own)
             plan += [(k, sub.fraction * h / total, 1) for k, h in own]
-        program.append((l, tuple(plan)))
+        program.append((i, tuple(plan)))
     return tuple(program)
 
 
@@ -385,13 +389,13 @@ def reversed_order(model) -> tuple:
     """Every layer's sub-steps in reverse order (the adjoint scheme): G then F for a Transformer,
     ½G₂, F, ½G₁ for Macaron."""
     _sequential(model)
-    return tuple((l, plan[::-1]) for l, plan in model.program())
+    return tuple((i, plan[::-1]) for i, plan in model.program())
 
 
 def refined(program: tuple, n: int = 2) -> tuple:
     """Each sub-step in n Euler moves of an n-th of its fraction: x ← x + (h/n)·op(LN(x)), n times
     (pre-LN); post-LN moves n times by (h/n)·op(x) and then normalises once (macaron.model.Layer)."""
-    return tuple((l, tuple((k, h, m * n) for k, h, m in plan)) for l, plan in program)
+    return tuple((i, tuple((k, h, m * n) for k, h, m in plan)) for i, plan in program)
 
 
 def extended(model, k: int) -> tuple:

@@ -32,7 +32,8 @@ class Family:
     title: str                      # the family's own name, as the explorer labels it
     prefix: str                     # the base model's weight prefix ("roberta.")
     layer: str                      # one layer's weight path ({i}: its depth)
-    names: tuple[str, ...]          # under `layer`: query, key, value, attention out, its norm, FFN in, FFN out, its norm
+    names: tuple[str, ...]          # under `layer`: query, key, value, attention out, its norm, FFN in, FFN out,
+    #                                 its norm
     head: tuple[str, str, str, str]  # MLM head: transform dense, its norm, output bias, decoder (tied)
     fields: dict = field(default_factory=lambda: BERT_FIELDS)  # our config field → the HF config's key
     defaults: dict = field(default_factory=dict)  # HF config values when config.json leaves them out

@@ -22,10 +22,11 @@ import numpy as np
 
 from .analysis import MASK_TOKEN, standardise, unit_rows
 from .checkpoint import read_metrics, resolve
-from .loading import load
 from .dynamics import measure
+from .loading import load
 from .milestones import Milestone, milestones
 from .model import InputError
+
 
 @dataclass(frozen=True)
 class Stage:

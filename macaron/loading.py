@@ -10,8 +10,16 @@ from pathlib import Path
 
 import torch
 
-from .checkpoint import (HF_BERT, CheckpointError, model_config, read_config, read_facts, read_tokenizer,
-                         read_weights, resolve)
+from .checkpoint import (
+    HF_BERT,
+    CheckpointError,
+    model_config,
+    read_config,
+    read_facts,
+    read_tokenizer,
+    read_weights,
+    resolve,
+)
 from .hf import family_of, mapped
 from .milestones import milestones, random_start
 from .model import Encoder

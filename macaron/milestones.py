@@ -17,8 +17,16 @@ from pathlib import Path
 
 import torch
 
-from .checkpoint import (FACTS, CheckpointError, model_config, read_config, read_facts, read_metrics, read_tokenizer,
-                         resolve)
+from .checkpoint import (
+    FACTS,
+    CheckpointError,
+    model_config,
+    read_config,
+    read_facts,
+    read_metrics,
+    read_tokenizer,
+    resolve,
+)
 from .model import build
 
 RANDOM_START = "random start"

@@ -166,7 +166,7 @@ class Encoder(nn.Module):
     def program(self) -> tuple[tuple[int, tuple[tuple[int, float, int], ...]], ...]:
         """The model's own computation as data: ((layer index, plan), ...), every layer in turn
         walking its scheme (a plan is ((sub-step index, fraction, Euler moves), ...), see Layer)."""
-        return tuple((l, layer.plan) for l, layer in enumerate(self.layers))
+        return tuple((i, layer.plan) for i, layer in enumerate(self.layers))
 
     def forward(self, ids, keep=None, record=None, program=None, sizes: list | None = None):
         """ids [B, T] -> hidden states [B, T, d] after the final norm. `record`, a list, receives
@@ -177,8 +177,8 @@ class Encoder(nn.Module):
         if record is not None:
             record.append((x, None))
         positions = self.block_positions(ids.shape[1])
-        for l, plan in self.program() if program is None else program:
-            x = self.layers[l](x, keep, positions[l], record, plan, sizes)
+        for i, plan in self.program() if program is None else program:
+            x = self.layers[i](x, keep, positions[i], record, plan, sizes)
         return self.final_norm(x)
 
     def head(self, hidden):  # [..., d] -> [..., V]
@@ -301,9 +301,9 @@ class Encoder(nn.Module):
         """One Step per sub-step of the program; the clock counts program entries, so a repeated
         layer continues the time after the last one."""
         steps = []
-        for p, (l, plan) in enumerate(self.program() if program is None else program):
-            subs = [Sub(self.layers[l].scheme[k].kind, h) for k, h, _ in plan]
-            again = "" if l == p else f" · layer {l + 1}'s operators"
+        for p, (i, plan) in enumerate(self.program() if program is None else program):
+            subs = [Sub(self.layers[i].scheme[k].kind, h) for k, h, _ in plan]
+            again = "" if i == p else f" · layer {i + 1}'s operators"
             steps += [Step(layer=p, kind=s.kind, fraction=s.fraction, time=p + t,
                            label=substep_label(p, s) + (f" in {n} Euler moves" if n > 1 else "") + again)
                       for s, t, (_, _, n) in zip(subs, substep_times(subs), plan)]
@@ -314,7 +314,7 @@ class Encoder(nn.Module):
         meta = dict(model=c.name, scheme=c.scheme, norm=c.norm, attention=c.attention, position=c.position,
                     d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads, device=str(self.device))
         if program is not None:
-            meta["program"] = [[l, [list(entry) for entry in plan]] for l, plan in program]
+            meta["program"] = [[i, [list(entry) for entry in plan]] for i, plan in program]
         return meta
 
     # ---- helpers ---------------------------------------------------------------------

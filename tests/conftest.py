@@ -67,8 +67,8 @@ def make_synthetic(scheme: str = "transformer", tokens=None, n_layers: int = 3, 
     T = len(tokens)
     subs = get_scheme(scheme).substeps
     times = substep_times(subs)
-    steps = [Step(layer=l, kind=s.kind, fraction=s.fraction, time=l + t, label=substep_label(l, s))
-             for l in range(n_layers) for s, t in zip(subs, times)]
+    steps = [Step(layer=i, kind=s.kind, fraction=s.fraction, time=i + t, label=substep_label(i, s))
+             for i in range(n_layers) for s, t in zip(subs, times)]
     states = np.cumsum(rng.standard_normal((len(steps) + 1, T, d)).astype(np.float32) * 0.3, axis=0)
     mixing = []
     for s in steps:

@@ -579,7 +579,8 @@ def test_a_model_folder_rewritten_or_removed_while_serving(tmp_path, app_env, mo
     shutil.rmtree(tmp_path / "tiny-transformer")
     at.text_input(key="p_text").set_value("i went to the bank .")
     run(at)
-    assert "no longer on this server's list" in texts(at.warning) and at.selectbox(key="p_model").value == "tiny-macaron"
+    assert ("no longer on this server's list" in texts(at.warning)
+            and at.selectbox(key="p_model").value == "tiny-macaron")
     assert at.text_input(key="p_text").value == "i went to the bank ." and len(charts(at)) >= 3
 
 
@@ -705,7 +706,8 @@ def test_the_variants_are_drawn_and_named(tmp_path, app_env, monkeypatch):
     import macaron
 
     base = macaron.load(app_env / "tiny-transformer")
-    for name, fields in (("tiny-synth", dict(attention="random", max_len=16)), ("tiny-floater", dict(position="floater"))):
+    for name, fields in (("tiny-synth", dict(attention="random", max_len=16)),
+                         ("tiny-floater", dict(position="floater"))):
         torch.manual_seed(0)
         cfg = macaron.ModelConfig(**{**base.config.to_dict(), **fields, "name": name})
         macaron.build(cfg, base.tokenizer).save(tmp_path / name)

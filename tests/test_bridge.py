@@ -32,8 +32,8 @@ def test_commutator_limit_is_the_lie_bracket_computed_by_autodiff(scheme, norm, 
     curves = bridge.commutators(model, traj)
     limit = bridge.commutator_limit(curves["attention∘FFN"])
     states = torch.as_tensor(traj.states, dtype=torch.float64)
-    for l, start in enumerate(traj.layer_boundaries()[:-1]):
-        la, a, lb, b = bridge._pairs(model, l)["attention∘FFN"]
+    for i, start in enumerate(traj.layer_boundaries()[:-1]):
+        la, a, lb, b = bridge._pairs(model, i)["attention∘FFN"]
         A, B = model.layers[la], model.layers[lb]
         ha, hb = A.scheme[a].fraction, B.scheme[b].fraction
         fa = lambda y: A.velocity(a, y, position=positions[la], need_weights=True)[0]  # noqa: E731  (jvp-able)
@@ -44,7 +44,7 @@ def test_commutator_limit_is_the_lie_bracket_computed_by_autodiff(scheme, norm, 
         ja_vb = torch.func.jvp(fa, (x,), (vb,))[1]
         bracket = (ha * hb * (jb_va - ja_vb)).norm(dim=-1)
         kappa = bracket * x.norm(dim=-1) / ((ha * va).norm(dim=-1) * (hb * vb).norm(dim=-1))
-        assert limit[l] == pytest.approx(kappa.mean().item(), rel=0.02)
+        assert limit[i] == pytest.approx(kappa.mean().item(), rel=0.02)
 
 
 def test_a_field_that_does_not_move_commutes_and_two_ffns_do_not():
@@ -98,7 +98,7 @@ def test_step_ratio_by_hand():
     states[0] = [[1, 0, 0], [0, 2, 0]]
     states[2] = states[0] * 3          # layer 1 triples every particle: ratio 2
     states[4] = states[2]              # layer 2 does not move: ratio 0
-    steps = [Step(l, k, 1.0, l + t, "") for l in range(2) for k, t in (("diffusion", 0.5), ("convection", 1.0))]
+    steps = [Step(i, k, 1.0, i + t, "") for i in range(2) for k, t in (("diffusion", 0.5), ("convection", 1.0))]
     traj = Trajectory(["a", "b"], [0, 1], states, steps, [None] * 4, states[-1])
     assert np.allclose(bridge.step_ratio(traj), [2.0, 0.0])
 

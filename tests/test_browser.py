@@ -15,6 +15,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+
 from served import ARGS, CHROMIUM
 from served import server as app_server
 

@@ -26,7 +26,8 @@ def test_k_orthogonal_groups_are_k_clusters_and_spread_tokens_are_not_collapsed(
     assert D.rank_one_residual(np.eye(4)) == pytest.approx(np.sqrt(1 - 1 / 4))
     # energy: off-diagonal pairs at cos 0 contribute e^{-β}; the diagonal e^0
     T, beta = 5, 1.5
-    assert D.interaction_energy(np.eye(T), beta) == pytest.approx((T + T * (T - 1) * np.exp(-beta)) / (2 * beta * T * T))
+    assert D.interaction_energy(np.eye(T), beta) == pytest.approx(
+        (T + T * (T - 1) * np.exp(-beta)) / (2 * beta * T * T))
 
 
 def test_measures_accept_a_stack_of_states():
@@ -195,7 +196,7 @@ def test_measure_set_is_the_aggregate_of_single_measures(tokenizer):
 
 def test_programs_of_the_schemes():
     t, m = tiny("transformer"), tiny("macaron")  # Transformer: F = 0, G = 1; Macaron: ½G₁ = 0, F = 1, ½G₂ = 2
-    assert t.program() == tuple((l, ((0, 1.0, 1), (1, 1.0, 1))) for l in range(3))
+    assert t.program() == tuple((i, ((0, 1.0, 1), (1, 1.0, 1))) for i in range(3))
     assert D.as_scheme(t, "lie-trotter") == t.program()                        # its own order
     assert D.as_scheme(t, "strang")[0] == (0, ((1, 0.5, 1), (0, 1.0, 1), (1, 0.5, 1)))   # the same FFN twice, for ½
     assert D.as_scheme(t, "lie-trotter-gf")[0] == (0, ((1, 1.0, 1), (0, 1.0, 1))) == D.reversed_order(t)[0]
@@ -251,10 +252,10 @@ def test_refining_linear_operators_gives_the_product_of_smaller_euler_steps():
     model.final_norm = nn.Identity()
     ids = [2, 11, 12, 13, 3]
     x = model.embed(torch.tensor([ids]))[0].detach()
-    I = torch.eye(8)
+    eye = torch.eye(8)
     for n in (1, 2, 4):
         y = model.encode(ids, program=D.refined(model.program(), n)).detach()
-        expected = x @ torch.linalg.matrix_power(I + A / n, n) @ torch.linalg.matrix_power(I + B / n, n)
+        expected = x @ torch.linalg.matrix_power(eye + A / n, n) @ torch.linalg.matrix_power(eye + B / n, n)
         assert torch.allclose(y, expected, atol=1e-5), n
 
 
@@ -272,12 +273,13 @@ def test_post_ln_refinement_moves_n_times_then_normalises_once():
             norm.bias.normal_(0, 0.3, generator=g)
     ids = [2, 11, 12, 13, 3]
     x = model.embed(torch.tensor([ids]))[0].detach()
-    I = torch.eye(8)
+    eye = torch.eye(8)
     ln = [lambda y, n=n: F.layer_norm(y, (8,), n.weight, n.bias, n.eps) for n in layer.norms]
     outputs = []
     for n in (1, 2, 4):
         y = model.encode(ids, program=D.refined(model.program(), n)).detach()
-        expected = ln[1](ln[0](x @ torch.linalg.matrix_power(I + A / n, n)) @ torch.linalg.matrix_power(I + B / n, n))
+        expected = ln[1](ln[0](x @ torch.linalg.matrix_power(eye + A / n, n))
+                         @ torch.linalg.matrix_power(eye + B / n, n))
         assert torch.allclose(y, expected, atol=1e-5), n
         outputs.append(y)
     assert not torch.allclose(outputs[0], outputs[1], atol=1e-3)  # the moves did change

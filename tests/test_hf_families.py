@@ -305,7 +305,8 @@ def test_dynamics_page_runs_the_shared_layer_further(folders, monkeypatch):
     monkeypatch.setenv("MACARON_MODELS", f"{folders['albert'][0]},{folders['roberta'][0]}")
     monkeypatch.delenv("MACARON_MODELS_DIR", raising=False)
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app" / "main.py"), default_timeout=180)
-    at.query_params.update({"a": "albert", "b": "roberta", "view": "one", "s": "the cat sat on the [MASK] .", "exp": "1"})
+    at.query_params.update({"a": "albert", "b": "roberta", "view": "one", "s": "the cat sat on the [MASK] .",
+                            "exp": "1"})
     at.switch_page("views/dynamics.py")
     at.run(timeout=180)
     assert not at.exception, [e.message for e in at.exception]

@@ -349,7 +349,6 @@ def test_post_ln_models_show_their_norms_own_move(tokenizer, tmp_path, monkeypat
     """Post-LN (as the shipped minis): 3a adds each model's LayerNorms' own move, hatched, and says why;
     3b says that κ leaves the norm out. Pre-LN models (the other tests) show neither."""
     from conftest import make_tiny_models
-
     from macaron import bridge
     from macaron.loading import load
 

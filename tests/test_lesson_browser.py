@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from served import ARGS, CHROMIUM
 from test_browser import SHOTS, count_pixels
 
@@ -110,7 +111,8 @@ def test_play_changes_the_drawn_title(opened):
         seen.add(title_of(page, fig))
     assert len(seen) >= 4, seen
     assert any("diffusion (attention)" in t for t in seen) and any("convection (FFN)" in t for t in seen)
-    page.wait_for_function(f"() => document.querySelector('{fig} .gtitle').textContent.includes('layer 6 · convection')",
+    page.wait_for_function(f"() => document.querySelector('{fig} .gtitle').textContent"
+                           f".includes('layer 6 · convection')",
                            timeout=20_000)  # it plays to the last sub-step and stops there
     page.screenshot(path=str(SHOTS / "lesson_file_step1_played.png"))
     assert outside == []

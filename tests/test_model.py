@@ -371,7 +371,7 @@ def _mixing(op, u, h):
             logits.append(_np(op.r1)[:, :T] @ _np(op.r2)[:, :T].transpose(0, 2, 1))
     if len(logits) > 1:
         alpha = _softmax(_np(op.mix_logits))
-        return _softmax(sum(a * l for a, l in zip(alpha, logits)))
+        return _softmax(sum(a * logit for a, logit in zip(alpha, logits)))
     return _softmax(logits[0])
 
 

@@ -18,8 +18,8 @@ pytest.importorskip("playwright.async_api")
 pytestmark = pytest.mark.skipif(not Path("/usr/bin/chromium").exists() and not shutil.which("chromium"),
                                 reason="no Chromium")
 
-import served  # noqa: E402
 import explorer_state as state  # noqa: E402
+import served  # noqa: E402
 
 
 def test_five_sessions_at_once_each_get_their_figures(models_dir, tokenizer, tmp_path):

@@ -14,8 +14,8 @@ import pytest
 import torch
 
 import macaron
-from macaron import learning
 from app import explorer_state as state
+from macaron import learning
 from macaron.analysis import MASK_TOKEN
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from served import free_port
 
 import macaron
 from macaron.model import build
@@ -24,6 +23,7 @@ from macaron.train import data as D
 from macaron.train import pretrain
 from macaron.train.objective import Schedule
 from macaron.train.tokenizer import train_tokenizer
+from served import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "tiny_corpus"
@@ -220,7 +220,8 @@ def test_resume_gives_the_uninterrupted_result(tiny, tmp_path):
     code, _, _ = run(tiny, tmp_path, *args, "--resume", "--checksums", str(tmp_path / "b"), name="b")
     assert code == 0
     assert checksum(tmp_path / "a", "a")["sha256"] == checksum(tmp_path / "b", "b")["sha256"]
-    assert (run_a / "metrics.jsonl").read_text().count('"eval"') == (run_b / "metrics.jsonl").read_text().count('"eval"')
+    assert ((run_a / "metrics.jsonl").read_text().count('"eval"')
+            == (run_b / "metrics.jsonl").read_text().count('"eval"'))
     a, b = rows(run_a / "metrics.jsonl", "train"), rows(run_b / "metrics.jsonl", "train")
     assert [r["loss"] for r in a] == [r["loss"] for r in b] and [r["step"] for r in b] == list(range(1, 9))
 
@@ -447,7 +448,8 @@ def test_fit_minutes_run_detached_fits_the_clock_resumable_and_small_files(packe
         folder = run_dir / "models" / name
         files = list(folder.iterdir())
         assert all(f.stat().st_size <= 15 * 2**20 for f in files)
-        assert {"README.md", "config.json", "tokenizer.json", "metrics.jsonl", "training.json"} <= {f.name for f in files}
+        assert ({"README.md", "config.json", "tokenizer.json", "metrics.jsonl", "training.json"}
+                <= {f.name for f in files})
         model = macaron.load(folder, device="cpu")
         assert model.config.name == name and all(p.dtype == torch.float32 for p in model.parameters())
         facts = json.loads((folder / "training.json").read_text())
@@ -552,7 +554,8 @@ def test_precision_follows_the_cpu_flags(tmp_path):
 
     cpu = torch.device("cpu")
     zen3 = tmp_path / "zen3"  # an x86 CPU with AVX2 only, and an Arm one with BF16
-    zen3.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n\nprocessor\t: 1\nflags\t\t: fpu sse2 avx avx2 fma\n")
+    zen3.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n\n"
+                    "processor\t: 1\nflags\t\t: fpu sse2 avx avx2 fma\n")
     arm = tmp_path / "arm"
     arm.write_text("processor\t: 0\nFeatures\t: fp asimd sve bf16 i8mm\n")
     assert P.cpu_flags.__wrapped__(str(zen3)) == {"fpu", "sse2", "avx", "avx2", "fma"}
@@ -590,7 +593,8 @@ def test_float32_path_on_a_cpu_without_bf16(tiny, tmp_path, monkeypatch, capsys)
 def test_a_run_resumed_on_another_cpu_records_each_precision(tiny, tmp_path, monkeypatch):
     """Started where bf16 is native, resumed (or warm-started) where it is not: the card says which steps
     ran in which precision instead of naming the last one for the whole run."""
-    from macaron.train import precision as P, publish
+    from macaron.train import precision as P
+    from macaron.train import publish
 
     args = ["--steps", "6", "--eval-every", "3", "--keep-every", "3", "--device", "cpu"]  # CPUs, even with a GPU
     monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"avx512_bf16"}))
@@ -724,7 +728,8 @@ def test_a_finished_run_goes_on_in_a_second_phase(tiny, tmp_path):
     lr = {r["step"]: r["lr"] for r in rows(run_dir / "metrics.jsonl", "train")}  # the rate of the NEXT step
     assert [r["step"] for r in rows(run_dir / "metrics.jsonl", "train")] == list(range(1, 17))
     # first phase: step s (0-based) at 3e-3·(s+1)/2 for s < 2, then linearly to 0 at step 8
-    assert lr[1] == pytest.approx(3e-3) and lr[5] == pytest.approx(3e-3 * (1 - 3 / 6)) and lr[7] == pytest.approx(3e-3 / 6)
+    assert (lr[1] == pytest.approx(3e-3) and lr[5] == pytest.approx(3e-3 * (1 - 3 / 6))
+            and lr[7] == pytest.approx(3e-3 / 6))
     # second phase from step 8: 1e-3·1/2, 1e-3 (row 8 was logged by the first phase: its end, 0), then
     # linearly from step 10 to 0 at step 16
     assert lr[8] == 0 and lr[9] == pytest.approx(1e-3) and lr[10] == pytest.approx(1e-3)

@@ -235,7 +235,8 @@ def over_depth(mode, trajs, names_ab, colors, projs, url, normalised) -> None:
                 st.plotly_chart(plot.lines_over_depth([(f"cos(“{word}” in A, “{word}” in B)", times, cos)],
                                                       "cosine similarity", yrange=(min(0.0, cos.min() - 0.05), 1.02)),
                                 key="c_word_fig", config=dict(displaylogo=False), theme=None)
-                state.explain("The same token starts from the same embedding (up to its position). Only attention reads "
+                state.explain("The same token starts from the same embedding (up to its position). Only attention "
+                              "reads "
                               "the other words: the FFN acts on each copy alone, so it can only carry on a "
                               "difference that attention (or the position) made.")
         else:

@@ -160,7 +160,8 @@ def ode_experiments(picks, models, sents, labels, view: str, run_exp: bool, n_ex
                    "masked. Bars: median over sentences, whiskers: quartiles. *· layers 2–L*: the first layer left "
                    "as trained (it moves a token by about its own length in a post-LN model, the small "
                    "embedding by many times its size in a pre-LN one, *Are the steps small?* above: no small step "
-                   "of an ODE). *Euler moves*: a post-LN sub-step's move is split, then its LayerNorm runs once, as trained.")
+                   "of an ODE). *Euler moves*: a post-LN sub-step's move is split, then its LayerNorm runs once, "
+                   "as trained.")
         with st.expander("The numbers"):
             for label, rs in zip(labels, results):
                 st.markdown(f"**{label}**")
@@ -179,9 +180,11 @@ def ode_experiments(picks, models, sents, labels, view: str, run_exp: bool, n_ex
             shared = [m.config.shared for m in models]  # ALBERT: one layer's weights at every step
             again = (f"the shared layer {dcache.EXTEND} more times: the same weights as at every step, the autonomous "
                      "flow continued" if all(shared) else f"the last layer {dcache.EXTEND} more times" + (
-                         "; where the layers share their weights, the autonomous flow continued" if any(shared) else ""))
+                         "; where the layers share their weights, the autonomous flow continued"
+                         if any(shared) else ""))
             st.caption(f"The same runs ({again}): the energy of the token cloud, "
-                       "as above, past the depth the model was trained for. *Geshkovski, Koubbi, Polyanskiy & Rigollet 2024, "
+                       "as above, past the depth the model was trained for. *Geshkovski, Koubbi, Polyanskiy & "
+                       "Rigollet 2024, "
                        "Dynamic metastability.*")
 
 

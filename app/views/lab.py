@@ -237,7 +237,8 @@ x_3 &= x_2 + \tfrac{\gamma}{2}G(x_2) = x + \gamma(F+G) + \tfrac{\gamma^2}{2}\big
         "Macaron's coefficient is Lie–Trotter's minus the commutator term and minus ¼·G′G: no splitting bias, "
         "and half of G's Euler error. In the linear and attention systems here that makes its error smaller "
         "(compare the lines above), but not in every system (2c below measures how often): the terms are "
-        "vectors, and Lie–Trotter's can cancel. With F = ωJ (a rotation) and G = ω·x (growth), which commute, Lie–Trotter's coefficient "
+        "vectors, and Lie–Trotter's can cancel. With F = ωJ (a rotation) and G = ω·x (growth), which commute, "
+        "Lie–Trotter's coefficient "
         "½(F′F + G′G)x = ½(−ω² + ω²)x vanishes and Macaron's −ω²/4·x makes it the worse scheme. A third-order "
         "layer would need second-order sub-steps (e.g. midpoint or Heun residual blocks), not only the "
         "symmetric arrangement.")
@@ -282,7 +283,8 @@ def section_untied(o: dict) -> None:
             getattr(merged, field)[key] = getattr(study, field)[name]
     strang = scheme_style("strang")
     looks = {"tied": ("Strang–Marchuk, tied halves (ε = 0)", strang),
-             "untied": (f"Strang–Marchuk, untied halves (ε = {eps:g})", SchemeStyle(strang.color, "circle-open", "dash"))}
+             "untied": (f"Strang–Marchuk, untied halves (ε = {eps:g})",
+                        SchemeStyle(strang.color, "circle-open", "dash"))}
     st.plotly_chart(plot.convergence(merged, "exact", ["lie-trotter", "tied", "untied"], looks=looks),
                     key="l_untied", **CHART)
     rows = []
@@ -371,7 +373,8 @@ def section_networks() -> dict:
                   + (f"; it is above 1 in {' and '.join(big)}." if big else ".")
                   + (" Hatched, for a post-LN model (x ← LN(x + h·op(x))): ‖LN(x) − x‖ / ‖x‖ at the state entering "
                      "each sub-step, mean over the layer's sub-steps. That part of a sub-step does not shrink with "
-                     "the step (LN's gain and bias differ from sub-step to sub-step): it is what is left of a sub-step as "
+                     "the step (LN's gain and bias differ from sub-step to sub-step): it is what is left of a "
+                     "sub-step as "
                      "its step shrinks to nothing, so a post-LN layer is a step of one ODE only where the hatched "
                      "bar is near zero." if post_ln else ""))
 
@@ -413,7 +416,8 @@ def section_networks() -> dict:
                        (f"{name}: ‖G₂x − G₁x‖ / ‖G₁x‖", tie.relative_difference, colors[slot], "/")]
         st.plotly_chart(plot.layer_bars(series, "at the state entering the layer", line=(1.0, "one operator: cos 1")),
                         key="l_tie", **CHART)
-        state.explain("Both half-FFNs evaluated at the same state as the network evaluates them (pre-LN: each through its "
+        state.explain("Both half-FFNs evaluated at the same state as the network evaluates them (pre-LN: each "
+                      "through its "
                       "own LayerNorm), mean over tokens. "
                       "One operator would give cosine 1 and difference 0 (the tied Strang step of 2b, ε = 0); a "
                       "difference near 1 is an ε of the order of 1 there.")

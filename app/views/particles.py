@@ -13,7 +13,8 @@ from macaron.schemes import SCHEMES
 VIEWS = {True: "What the operators read", False: "Raw residual stream"}
 
 state.header("Particles: one sentence, one model",
-             "Tokens are **particles**, layers play the part of **time steps** (large ones: see Dynamics): attention (**diffusion**) moves each particle "
+             "Tokens are **particles**, layers play the part of **time steps** (large ones: see Dynamics): "
+             "attention (**diffusion**) moves each particle "
              "because of the others, the FFN (**convection**) moves each on its own. Type a sentence, press "
              "**Enter**, then **▶ Play**.")
 
@@ -173,7 +174,8 @@ def rhythm(traj, proj, normalised: bool) -> None:
     state.explain(state.RHYTHM_SAID + (" Moves of the states as the operators read them (the view above)."
                                        if normalised else " Moves in the raw residual stream (the view above)."))
     with st.expander("Per particle (heatmap)"):
-        st.plotly_chart(plot.displacement_heatmap(traj, proj.keep), key="p_dispmap", config=dict(displaylogo=False), theme=None)
+        st.plotly_chart(plot.displacement_heatmap(traj, proj.keep), key="p_dispmap", config=dict(displaylogo=False),
+                        theme=None)
 
 
 def logit_lens(traj, model) -> list[int]:

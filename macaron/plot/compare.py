@@ -9,10 +9,23 @@ import plotly.graph_objects as go
 
 from ..analysis import Procrustes, Projection, state_at, time_grid
 from ..trajectory import Trajectory
-from .particles import (kept_tokens, kinds_of, plane, plane_frame, plane_traces, plot_widths,
-                        slider_label)
-from .style import (KIND_COLOR, MODEL_LOOK, SLOT_COLORS, axis_title, base_layout, esc, figure, label_traces,
-                    label_priority, padded_range, place_labels, play_controls, subplots_layout, token_style)
+from .particles import kept_tokens, kinds_of, plane, plane_frame, plane_traces, plot_widths, slider_label
+from .style import (
+    KIND_COLOR,
+    MODEL_LOOK,
+    SLOT_COLORS,
+    axis_title,
+    base_layout,
+    esc,
+    figure,
+    label_priority,
+    label_traces,
+    padded_range,
+    place_labels,
+    play_controls,
+    subplots_layout,
+    token_style,
+)
 
 
 def _state_label(traj: Trajectory, f: int) -> str:

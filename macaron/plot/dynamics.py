@@ -34,7 +34,8 @@ AXIS = {
 CHARTS = {
     "clusters": ("Do tokens gather into clusters?",
                  "The effective number of directions the tokens point in (participation ratio of their cosine "
-                 "matrix): idealised self-attention dynamics (shared weights, long times) predicts it falls with depth as tokens gather into a few clusters.",
+                 "matrix): idealised self-attention dynamics (shared weights, long times) predicts it falls with "
+                 "depth as tokens gather into a few clusters.",
                  "Geshkovski, Letrouit, Polyanskiy & Rigollet 2023, "
                  "The emergence of clusters in self-attention dynamics"),
     "cosines": ("Pairwise cosines over depth",

@@ -13,8 +13,19 @@ import plotly.graph_objects as go
 
 from ..schemes import ALIASES, SCHEMES, Scheme
 from ..toy import EXPECTED_ORDER, ROUNDOFF, ConvergenceStudy, ParticlePaths, distance, is_roundoff
-from .style import (EXACT_COLOR, FONT, GUIDE_COLOR, SLOT_COLORS, SchemeStyle, base_layout, esc, figure,
-                    padded_range, play_controls, scheme_style)
+from .style import (
+    EXACT_COLOR,
+    FONT,
+    GUIDE_COLOR,
+    SLOT_COLORS,
+    SchemeStyle,
+    base_layout,
+    esc,
+    figure,
+    padded_range,
+    play_controls,
+    scheme_style,
+)
 
 LAB_FONT = dict(FONT, size=15)    # the lab is read from the back of a room: one size up
 LAB_PLAY_MS = 600                 # a toy step is a whole layer: a slower beat than the sub-steps
@@ -402,11 +413,11 @@ def _bar_text(x: float, log: bool) -> str:
 def kappa_curves(curves: np.ndarray, scales: Sequence[float], title: str, height: int = 340) -> go.Figure:
     """κ(s) for every layer against the step scale s: flat lines have reached the small-step limit."""
     data = []
-    for l, row in enumerate(np.asarray(curves, float)):
-        shade = 0.25 + 0.75 * l / max(1, len(curves) - 1)
+    for i, row in enumerate(np.asarray(curves, float)):
+        shade = 0.25 + 0.75 * i / max(1, len(curves) - 1)
         data.append(dict(type="scatter", mode="lines+markers", x=list(scales), y=_r_sig(row),
-                         name=f"layer {l + 1}", line=dict(color=f"rgba(40,40,40,{shade:.2f})", width=2.5),
-                         marker=dict(size=7), hovertemplate=f"layer {l + 1}<br>s = %{{x:g}}: κ = %{{y:.3g}}"
+                         name=f"layer {i + 1}", line=dict(color=f"rgba(40,40,40,{shade:.2f})", width=2.5),
+                         marker=dict(size=7), hovertemplate=f"layer {i + 1}<br>s = %{{x:g}}: κ = %{{y:.3g}}"
                                                             "<extra></extra>"))
     layout = base_layout(height, font=LAB_FONT, margin=dict(l=70, r=20, t=50, b=60),
                          title=dict(text=esc(title), x=0.0, xanchor="left", font=dict(size=15)),

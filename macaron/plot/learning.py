@@ -34,7 +34,7 @@ def learning(stages: Sequence[Stage], curve: dict, height: int = 620) -> go.Figu
         axis = "" if row == 1 else str(row)
         data.append(dict(type="scatter", mode="lines", x=millions.tolist(), y=np.asarray(curve[key]).tolist(),
                          xaxis=f"x{axis}", yaxis=f"y{axis}", line=dict(color=CURVE_COLOR, width=2),
-                         name=title, showlegend=False, hovertemplate=f"%{{x:.2f}} M tokens: %{{y:.3f}}<extra></extra>"))
+                         name=title, showlegend=False, hovertemplate="%{x:.2f} M tokens: %{y:.3f}<extra></extra>"))
         figures = [getattr(s.milestone, key) for s in stages]
         data.append(dict(type="scatter", mode="markers", x=at, y=[np.nan if v is None else v for v in figures],
                          xaxis=f"x{axis}", yaxis=f"y{axis}", marker=dict(size=10, color=STAGE_COLOR),

@@ -321,7 +321,7 @@ details.note p { margin: 0.2rem 0 0 0; }
   details.note summary { display: inline; }
   details.note p { display: inline; }
 }
-"""
+"""  # noqa: E501  (CSS rules kept one to a line, as the file is written)
 
 SCRIPT = """
 // presenter mode folds the teacher's notes on screen; a handout prints them

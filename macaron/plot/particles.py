@@ -14,9 +14,25 @@ import plotly.graph_objects as go
 from ..analysis import Projection, displacement_norms, kept_states
 from ..schemes import CONVECTION, DIFFUSION, FULL, KINDS
 from ..trajectory import Trajectory
-from .style import (DIFFUSION_COLOR, KIND_COLOR, KIND_NAME, TRAIL_COLOR, Label, axis_title, base_layout,
-                    display_token, esc, figure, label_priority, label_traces, padded_range, place_labels,
-                    play_controls, subplots_layout, token_style)
+from .style import (
+    DIFFUSION_COLOR,
+    KIND_COLOR,
+    KIND_NAME,
+    TRAIL_COLOR,
+    Label,
+    axis_title,
+    base_layout,
+    display_token,
+    esc,
+    figure,
+    label_priority,
+    label_traces,
+    padded_range,
+    place_labels,
+    play_controls,
+    subplots_layout,
+    token_style,
+)
 
 MOST_LABELLED = 30  # up to this many particles, every one is labelled (moved, shortened or on a leader line)
 
@@ -292,7 +308,10 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     layout["legend"] = dict(orientation="h", x=0.0, xanchor="left", y=1.0 + 30 / plot_h, yanchor="bottom",
                             font=dict(size=font_size - 1), itemsizing="constant")
     if three:
-        axis = lambda k: dict(title=dict(text=f"PC{k + 1}"), range=p.ranges[k], autorange=False)
+
+        def axis(k):
+            return dict(title=dict(text=f"PC{k + 1}"), range=p.ranges[k], autorange=False)
+
         layout["scene"] = dict(xaxis=axis(0), yaxis=axis(1), zaxis=axis(2), aspectmode="cube",
                                domain=dict(x=[0.0, split - 0.02], y=[0.0, 1.0]),
                                camera=dict(eye=dict(x=1.6, y=1.4, z=1.0)))

@@ -16,8 +16,16 @@ from ..analysis import Projection
 from ..schemes import KINDS
 from ..trajectory import Trajectory
 from .particles import _edges, kinds_of, mixing_state, plane
-from .style import (KIND_COLOR, KIND_NAME, MASK_COLOR, PARTICLE_COLOR, SPECIAL_COLOR, TRAIL_COLOR, axis_title,
-                    display_token)
+from .style import (
+    KIND_COLOR,
+    KIND_NAME,
+    MASK_COLOR,
+    PARTICLE_COLOR,
+    SPECIAL_COLOR,
+    TRAIL_COLOR,
+    axis_title,
+    display_token,
+)
 
 INCHES = (12.8, 7.2)                    # a 16:9 slide: 1280 × 720 pixels at dpi 100
 PLANE = (0.065, 0.11, 0.56, 0.72)       # left, bottom, width, height of the particles, in figure fractions

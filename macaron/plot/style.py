@@ -453,7 +453,10 @@ def label_traces(xy: np.ndarray, labels: Sequence[Label | None], xrange, yrange,
         reach = 1.0 - min(w / 2 / max(abs(lab.dx), 1e-9), h / 2 / max(abs(lab.dy), 1e-9), 1.0)
         lx += [px, px + reach * lab.dx * sx, np.nan]
         ly += [py, py + reach * lab.dy * sy, np.nan]
-    f32 = lambda v: np.asarray(v, np.float32)
+
+    def f32(v):
+        return np.asarray(v, np.float32)
+
     return (dict(x=f32(x), y=f32(y), text=text, textposition=where),
             dict(x=f32(lx if lx else [np.nan]), y=f32(ly if ly else [np.nan])))
 

@@ -114,8 +114,9 @@ def _heldout(final: dict, eval_seqs) -> str:
             f"targets, masking seed fixed), identical for every model trained by this script, so these numbers "
             f"compare across models trained on the same corpus and tokenizer. The unigram baseline guesses every "
             f"masked token from training-set word counts alone; the context effect is how much worse the model "
-            f"does when the words around each mask are shuffled: what it owes to word order (0 for a model that ignores "
-            f"the other words, or reads them only as a bag of words); the context use, where given, is how much worse it "
+            f"does when the words around each mask are shuffled: what it owes to word order (0 for a model that "
+            f"ignores the other words, or reads them only as a bag of words); the context use, where given, is how "
+            f"much worse it "
             f"does when those words are replaced by random ones: what it owes to them at all.\n")
 
 
@@ -153,7 +154,8 @@ def render(info: dict) -> str:
     masking = (f"{rate:.0%} of tokens ([CLS]/[SEP]/[PAD] never), "
                + ("all [MASK]" if info.get("mask_only") else "80% [MASK] / 10% random / 10% kept")
                + ", re-drawn each visit")
-    start = (f"| random start | rebuilt from the seed (`torch.manual_seed({info['seed']})`, then `macaron.build(config)`); "
+    start = (f"| random start | rebuilt from the seed (`torch.manual_seed({info['seed']})`, "
+             f"then `macaron.build(config)`); "
              f"SHA-256 of its weights `{info['init_sha256'][:16]}…` (full value in {FACTS}) |\n"
              if info.get("init_sha256") else "")
     for w in info.get("warm_starts") or []:
@@ -213,7 +215,7 @@ trajectories, not a general-purpose encoder.
 | field | value |
 |---|---|
 {params}
-"""
+"""  # noqa: E501  (the card's Markdown: a table row is one line)
 
 
 def write(folder: Path, info: dict) -> None:

@@ -167,7 +167,8 @@ def main(argv=None) -> int:
 
     p = argparse.ArgumentParser(prog="python -m macaron.train.evaluate", description=__doc__.split("\n\n")[0])
     p.add_argument("models", nargs="+", help="model folders (or shipped names)")
-    p.add_argument("--data", default="data/corpus", help="a packed folder (python -m macaron.train.pack) or a text corpus folder")
+    p.add_argument("--data", default="data/corpus",
+                   help="a packed folder (python -m macaron.train.pack) or a text corpus folder")
     p.add_argument("--tokenizer", default="data/tokenizer.json", help="with a text corpus")
     p.add_argument("--eval-seqs", type=int, default=512)
     p.add_argument("--seq-len", type=int, default=128)
@@ -185,7 +186,8 @@ def main(argv=None) -> int:
             r = results[name]
             print(f"{model.config.name}: loss {r['loss']:.4f}  accuracy {r['accuracy']:.1%}  perplexity "
                   f"{r['perplexity']:.1f}  unigram {r['unigram_loss']:.4f}  context effect "
-                  f"{r['context_effect']:+.3f} nats  context use {r['context_use']:+.3f} nats  ({r['targets']:,} targets)")
+                  f"{r['context_effect']:+.3f} nats  context use {r['context_use']:+.3f} nats  "
+                  f"({r['targets']:,} targets)")
             if args.write:
                 cardlib.update_evaluation(resolve(name), r)
         names = list(results)

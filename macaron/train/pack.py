@@ -83,7 +83,8 @@ def pack(corpus, tokenizer, out, max_mib: float | None = None, log=print) -> dic
     train_blobs, kept = fit(train, budget, log)
     manifest = {"tokenizer_hash": tokenizer_hash(tok), "vocab_size": tok.get_vocab_size(), "splits": {},
                 "corpus": str(corpus), "date": time.strftime("%Y-%m-%d")}
-    for name, split, blobs, docs in (("train", train, train_blobs, kept), ("valid", valid, valid_blobs, len(valid.doc))):
+    for name, split, blobs, docs in (("train", train, train_blobs, kept),
+                                     ("valid", valid, valid_blobs, len(valid.doc))):
         head = _head(split, docs)
         for k, blob in blobs.items():
             (out / f"{name}.{k}.npy.xz").write_bytes(blob)

@@ -51,8 +51,7 @@ from ..milestones import param_checksum
 from ..model import build
 from . import card as cardlib
 from . import evaluate as ev
-from . import precision
-from . import resume
+from . import precision, resume
 from .data import DataError, Order, Packed, generator_for, mask_tokens, padded, specials, validation_batches
 from .distributed import Dist
 from .objective import MaskedLM, Schedule, optimizer_for
@@ -311,7 +310,7 @@ def truncate_metrics(file: Path, step: int):
         except json.JSONDecodeError:
             continue
     tmp = file.with_suffix(".tmp")
-    tmp.write_text("".join(l + "\n" for l in keep))
+    tmp.write_text("".join(line + "\n" for line in keep))
     os.replace(tmp, file)
 
 
@@ -371,7 +370,8 @@ class Run:
         self.order = Order(len(self.train_data), a.batch, a.seed)
         self.terms = {k: getattr(a, k) for k in ("seed", "batch", "seq_len", "cross_documents", "accum", "mask_rate",
                                                  "mask_only")}
-        self.terms["corpus_stats"] = hashlib.sha256(json.dumps(self.data.stats, sort_keys=True).encode()).hexdigest()[:16]
+        stats = json.dumps(self.data.stats, sort_keys=True).encode()
+        self.terms["corpus_stats"] = hashlib.sha256(stats).hexdigest()[:16]
         self.total_steps = self.budget_from_args()
 
     def budget_from_args(self) -> int | None:
@@ -414,7 +414,8 @@ class Run:
         a, dist = self.args, self.dist
         self.dtype = precision.choose(dist.device, a.precision)
         log(dist, f"precision: {precision.describe(dist.device, self.dtype, a.precision)}; on "
-                  f"{cardlib.hardware(dist.device)}: fused AdamW, SDPA attention, {'compiled' if a.compile else 'eager'}")
+                  f"{cardlib.hardware(dist.device)}: fused AdamW, SDPA attention, "
+                  f"{'compiled' if a.compile else 'eager'}")
         self.members = [Member(name, cfg, self.data.tok, a, dist, self.total_steps, self.dtype)
                         for name, cfg in self.configs.items()]
         torch.manual_seed(a.seed * 1000 + 1 + dist.rank)  # dropout differs between ranks
@@ -503,7 +504,8 @@ class Run:
                              f"without --new-phase until it ends")
         if not end or end <= self.step:
             raise TrainError(f"--new-phase: the new budget ({end or 0:,} steps) must lie beyond the run's step "
-                             f"{self.step:,}; give a larger --tokens (and --steps, if given: the first reached ends it)")
+                             f"{self.step:,}; give a larger --tokens (and --steps, if given: the first reached "
+                             f"ends it)")
         self.phases = (self.phases or [first]) + [{
             "step": self.step, "tokens": self.tokens, "warmup": a.rewarm, "total_steps": end, "lr": a.lr,
             "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}]

