@@ -187,16 +187,26 @@ def model_config(fields: dict, folder: Path) -> ModelConfig:
     return config
 
 
+def open_tokenizer(file: Path, error: type[Exception] = CheckpointError) -> Tokenizer:
+    """A tokenizer.json without padding or truncation, or `error` naming the file: the one reader of
+    tokenizer files (a model folder's here, a corpus's in macaron.train)."""
+    file = Path(file)
+    if not file.is_file():
+        raise error(f"{file}: tokenizer file is missing")
+    try:
+        tok = Tokenizer.from_file(str(file))
+    except Exception as e:  # tokenizers raises a bare Exception on malformed files
+        raise error(f"{file}: not a readable tokenizer ({e})") from None
+    tok.no_padding()  # exported BERT tokenizers often pad to a fixed length: particles must be real tokens
+    tok.no_truncation()  # the model truncates itself, and says so
+    return tok
+
+
 def read_tokenizer(folder: Path, vocab_size: int) -> Tokenizer | None:
     file = folder / "tokenizer.json"
     if not file.exists():
         return None
-    try:
-        tok = Tokenizer.from_file(str(file))
-    except Exception as e:  # tokenizers raises a bare Exception on malformed files
-        raise CheckpointError(f"{file}: not a readable tokenizer ({e})") from None
-    tok.no_padding()  # exported BERT tokenizers often pad to a fixed length: particles must be real tokens
-    tok.no_truncation()  # the model truncates itself, and says so
+    tok = open_tokenizer(file)
     if tok.get_vocab_size() > vocab_size:
         raise CheckpointError(f"{file}: vocabulary of {tok.get_vocab_size()} tokens does not match the "
                               f"model's {vocab_size} embeddings (config.json)")

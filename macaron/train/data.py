@@ -25,6 +25,7 @@ import numpy as np
 import torch
 from tokenizers import Tokenizer
 
+from ..checkpoint import open_tokenizer
 from .corpus import CorpusError, corpus_files
 
 IGNORE = -100          # label of positions that carry no loss
@@ -58,15 +59,7 @@ class Specials:
 
 
 def load_tokenizer(path) -> Tokenizer:
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: tokenizer file is missing")
-    try:
-        tok = Tokenizer.from_file(str(path))
-    except Exception as e:  # tokenizers raises a bare Exception on malformed files
-        raise DataError(f"{path}: not a readable tokenizer ({e})") from None
-    tok.no_padding()
-    tok.no_truncation()
+    tok = open_tokenizer(Path(path), DataError)
     specials(tok, path)  # fail early on a tokenizer without BERT's special tokens
     return tok
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
+from ..checkpoint import open_tokenizer
 from .corpus import CorpusError, check_shard, corpus_files
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]   # ids 0..4, in this order
@@ -70,13 +71,7 @@ def train_tokenizer(files: list[str], vocab_size: int = 8192, min_frequency: int
 
 
 def load_tokenizer(path: str | Path) -> Tokenizer:
-    path = Path(path)
-    if not path.is_file():
-        raise CorpusError(f"{path}: tokenizer file not found")
-    try:
-        tok = Tokenizer.from_file(str(path))
-    except Exception as e:                          # tokenizers raises a bare Exception
-        raise CorpusError(f"{path}: not a valid tokenizer.json ({e})") from e
+    tok = open_tokenizer(Path(path), CorpusError)
     check_special_tokens(tok)
     return tok
 
