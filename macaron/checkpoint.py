@@ -120,14 +120,20 @@ def default_card(model) -> str:
             f"| field | value |\n|---|---|\n{rows}\n")
 
 
-# ---- loading --------------------------------------------------------------------------
-def read_json(file: Path) -> dict:
+# ---- reading --------------------------------------------------------------------------
+def read_json(file: Path, error: type[Exception] = CheckpointError):
+    """A JSON file's content, or `error` naming the file: missing, unreadable or not JSON. The one reader
+    of our JSON files (a model folder's here; a run's checkpoint state, a packed corpus's manifest and a
+    corpus's statistics in macaron.train)."""
+    file = Path(file)
     if not file.is_file():
-        raise CheckpointError(f"{file}: file is missing")
+        raise error(f"{file}: file is missing")
     try:
         return json.loads(file.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CheckpointError(f"{file}: not valid JSON ({e})") from None
+        raise error(f"{file}: not valid JSON ({e})") from None
+    except OSError as e:
+        raise error(f"{file}: unreadable ({e})") from None
 
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from tokenizers import Tokenizer
 
-from ..checkpoint import open_tokenizer
+from ..checkpoint import open_tokenizer, read_json
 from .corpus import CorpusError, corpus_files
 
 IGNORE = -100          # label of positions that carry no loss
@@ -114,10 +114,7 @@ def read_stats(file: Path) -> dict:
     file = Path(file)
     if not file.is_file():
         return {}
-    try:
-        stats = json.loads(file.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise DataError(f"{file}: corpus statistics are not valid JSON ({e})") from None
+    stats = read_json(file, DataError)
     if not isinstance(stats, dict):
         raise DataError(f"{file}: corpus statistics should be a JSON object")
     return stats

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer
 
+from ..checkpoint import read_json
 from .data import DataError, Split, load_tokenizer, pretokenize, read_stats, tokenizer_hash
 
 ARRAYS = ("ids", "sent", "doc")
@@ -128,11 +129,7 @@ def load_split(folder, name: str, cache: Path) -> Split:
 
 
 def read_manifest(folder: Path) -> dict:
-    file = Path(folder) / MANIFEST
-    try:
-        return json.loads(file.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise DataError(f"{file}: not a packed corpus folder ({e})") from None
+    return read_json(Path(folder) / MANIFEST, DataError)
 
 
 def is_packed(folder) -> bool:

@@ -16,11 +16,11 @@ stages of learning inside it, `milestones/plateau` (the last evaluation whose co
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 from pathlib import Path
 
+from ..checkpoint import FACTS, read_json, read_metrics
 from ..milestones import milestones as milestones_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,16 +29,15 @@ PLATEAU_NATS = 0.05  # below this context effect a model has not yet started to 
 
 def milestones(run_dir: Path, name: str) -> list[Path]:
     """A model's milestone folders in training order."""
-    return sorted(p for p in (Path(run_dir) / name / "milestones").glob("step-*") if (p / "training.json").is_file())
+    return sorted(p for p in (Path(run_dir) / name / "milestones").glob("step-*") if (p / FACTS).is_file())
 
 
 def stages_of_learning(milestone: Path) -> dict[str, int]:
     """{'plateau': step, 'rise': step} from the evaluations up to a milestone (a label is left out when
     the curve has no such evaluation): the last with a context effect below PLATEAU_NATS before the
     first that reaches half of the milestone's own effect."""
-    evals = [r for r in map(json.loads, (milestone / "metrics.jsonl").read_text().splitlines())
-             if r.get("type") == "eval" and "context_effect" in r]
-    final = json.loads((milestone / "training.json").read_text())["final"]["context_effect"]
+    evals = [r for r in read_metrics(milestone / "metrics.jsonl") if r.get("type") == "eval" and "context_effect" in r]
+    final = read_json(milestone / FACTS)["final"]["context_effect"]
     rise = next((r["step"] for r in evals if r["context_effect"] >= final / 2), None) if final > PLATEAU_NATS else None
     before = [r["step"] for r in evals if r["context_effect"] < PLATEAU_NATS and (rise is None or r["step"] < rise)]
     out = {"plateau": before[-1]} if before and rise is not None else {}
@@ -70,7 +69,7 @@ def publish(run_dir: Path, out: Path, step: int | None = None, with_milestones: 
         if with_milestones:
             for label, at in stages_of_learning(chosen).items():
                 kept = run_dir / name / "milestones" / f"step-{at:06d}"
-                if not (kept / "training.json").is_file():
+                if not (kept / FACTS).is_file():
                     raise FileNotFoundError(f"{kept}: the {label} milestone was not kept (train with --keep-every "
                                             f"equal to --eval-every)")
                 (out / name / "milestones").mkdir(exist_ok=True)

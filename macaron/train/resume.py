@@ -18,6 +18,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from ..checkpoint import FACTS, read_json
 from ..config import ModelConfig
 from .card import precisions
 
@@ -93,10 +94,7 @@ def folder(run_dir: Path) -> Path | None:
 
 def read_state(ckpt: Path) -> dict:
     file = ckpt / "state.json"
-    try:
-        state = json.loads(file.read_text())
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise TrainError(f"{file}: unreadable checkpoint state ({e})") from None
+    state = read_json(file, TrainError)
     if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
         raise TrainError(f"{file}: not a checkpoint of this trainer (version {state.get('version')!r})"
                          if isinstance(state, dict) else f"{file}: not a checkpoint state")
@@ -172,10 +170,7 @@ def warm_start(root: Path, members, run: dict) -> dict:
     facts = {}
     for m in members:
         folder = Path(root) / m.name
-        try:
-            info = json.loads((folder / "training.json").read_text())
-        except (OSError, json.JSONDecodeError) as e:
-            raise TrainError(f"{folder / 'training.json'}: no training facts to warm-start from ({e})") from None
+        info = read_json(folder / FACTS, TrainError)  # the facts of the run it continues
         problems = [f"{k}: {info.get(k)!r} there vs {run[k]!r} now" for k in WARM_ARGS if info.get(k) != run[k]]
         if _config(info.get("config")) != m.config.to_dict():
             problems.append("the model config differs")
