@@ -663,7 +663,7 @@ class Run:
                 for m in self.members:
                     self.evaluate(m)
                     if a.keep_every and self.step % a.keep_every == 0:
-                        self.keep(m)
+                        self.save_milestone(m)
                 log_t += time.time() - t  # evaluation time is not training throughput
             halted = a.halt_after is not None and self.step >= a.halt_after
             due = self.step % a.checkpoint_every == 0 or halted or \
@@ -685,7 +685,7 @@ class Run:
             if (m.last_eval or {}).get("step") != self.step:
                 self.evaluate(m)
             if a.keep_every and self.step % a.keep_every:  # the final weights are a milestone too: the one
-                self.keep(m)                                # a finished run publishes
+                self.save_milestone(m)                      # a finished run publishes
         resume.save(a.run_dir, dist, self.members, self.state_doc())
         if a.checksums:
             Path(a.checksums).mkdir(parents=True, exist_ok=True)
@@ -700,7 +700,7 @@ class Run:
             (a.run_dir / "done.json").write_text(json.dumps(done, indent=1) + "\n")
         dist.barrier()
 
-    def keep(self, m: Member):
+    def save_milestone(self, m: Member):
         """A milestone: the weights now (float16) as a model folder with its card, figures and curve so far."""
         folder = self.args.run_dir / m.name / "milestones" / f"step-{self.step:06d}"
         self.write_model(m, folder, {**m.last_eval, "unigram_loss": self.unigram}, torch.float16)
