@@ -135,7 +135,7 @@ def test_splitting_orders_on_a_networks_own_fields_are_the_theorems(tokenizer, k
 
 
 def test_the_ode_pair_is_named_by_its_size_and_matches_in_parameters():
-    from macaron.train.pretrain import model_configs, parse_args
+    from macaron.train.options import model_configs, parse_args
 
     args = parse_args(["--models", "transformer-ode,macaron-ode", "--steps", "1", "--norm", "post", "--step", "0.25"])
     configs = model_configs(args, 512)
