@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from .checkpoint import CheckpointError
+from .checkpoint import CheckpointError, read_weights
 from .config import ModelConfig
 
 HF_ACTIVATION = {"gelu": "gelu", "relu": "relu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh"}
@@ -222,7 +222,7 @@ def hf_state(hf: dict[str, torch.Tensor], fam: Family, config: ModelConfig, fold
                               f"is this a checkpoint of the {fam.title} family?") from None
 
 
-def mapped(fam: Family, fields: dict, folder: Path, read_weights) -> tuple[ModelConfig, dict[str, torch.Tensor]]:
+def mapped(fam: Family, fields: dict, folder: Path) -> tuple[ModelConfig, dict[str, torch.Tensor]]:
     """(our config, our state) of a Hugging Face folder of family `fam` (family_of its config.json)."""
     hf = read_weights(folder)
     config = hf_config(fields, fam, folder, with_head=has_head(hf, fam))

@@ -42,7 +42,7 @@ def load_folder(folder: Path, kind: str, fields: dict, device=None):
         raise CheckpointError(f"{folder}: only pickled *.bin weights found; we load safetensors only "
                               f"(convert them with safetensors' convert script first)")
     if family:
-        config, state = mapped(family, fields, folder, read_weights)
+        config, state = mapped(family, fields, folder)
     else:
         config = model_config(fields, folder)  # a wrong config.json is named before the weights are read
         state = read_weights(folder)
