@@ -5,7 +5,7 @@ Shapes: B sentences, T tokens, d = d_model, H heads, V vocabulary.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 import torch
@@ -22,6 +22,14 @@ FLOATER_MAX_TOKENS = 4096  # FLOATER extends past max_len; this bound keeps a tr
 # Padded tokens per traced batch: on a CPU, larger batches leave the caches and run slower than one
 # sentence at a time (benchmarks/bench_dynamics.py); a GPU wants them large.
 BATCH_TOKENS = {"cpu": 2048, "cuda": 1 << 16}
+
+
+class Intermediate(NamedTuple):
+    """One entry of `Encoder.forward(record=[])`, as x-transformers' intermediates: the residual stream after a
+    sub-step (the embedding first) and that sub-step's mixing matrix (None for convection and the embedding)."""
+
+    state: torch.Tensor  # [B, T, d]
+    mixing: torch.Tensor | None  # [B, H, T, T]
 
 
 def length_batches(lengths: Sequence[int], batch_size: int, batch_tokens: int) -> list[list[int]]:
@@ -101,7 +109,7 @@ class Layer(nn.Module):
         for k, h, n in plan or self.plan:
             x, weights = self.substep(k, x, keep, position, record is not None, h, n, sizes)
             if record is not None:
-                record.append((x, weights))
+                record.append(Intermediate(x, weights))
         return x
 
 
@@ -170,12 +178,12 @@ class Encoder(nn.Module):
 
     def forward(self, ids, keep=None, record=None, program=None, sizes: list | None = None):
         """ids [B, T] -> hidden states [B, T, d] after the final norm. `record`, a list, receives
-        (state, mixing) for the embedding and after every sub-step. `program` runs the layers'
+        an Intermediate (state, mixing) for the embedding and after every sub-step. `program` runs the layers'
         operators in another arrangement: reordered, refined, a layer repeated (default: its own).
         `sizes`, a list, receives every Euler move's mean ‖Δx‖²/‖x‖² (a differentiable scalar each)."""
         x = self.embed(ids)
         if record is not None:
-            record.append((x, None))
+            record.append(Intermediate(x, None))
         positions = self.block_positions(ids.shape[1])
         for i, plan in self.program() if program is None else program:
             x = self.layers[i](x, keep, positions[i], record, plan, sizes)
@@ -285,8 +293,8 @@ class Encoder(nn.Module):
 
     def _trajectories(self, rows, texts, record, final, steps, meta) -> list[Trajectory]:
         """One Trajectory per row of a traced batch; each device array is copied to the host once."""
-        states = torch.stack([x for x, _ in record], 1).float().cpu().numpy()  # [B, S, T, d]
-        mixing = [None if w is None else w.float().cpu().numpy() for _, w in record[1:]]  # [B, H, T, T] each
+        states = torch.stack([r.state for r in record], 1).float().cpu().numpy()  # [B, S, T, d]
+        mixing = [None if r.mixing is None else r.mixing.float().cpu().numpy() for r in record[1:]]  # [B, H, T, T]
         final = final.float().cpu().numpy()
         out = []
         for b, ((token_ids, tokens, dropped), text) in enumerate(zip(rows, texts)):
