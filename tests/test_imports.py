@@ -1,0 +1,108 @@
+"""The library's import graph has no cycles, counting imports inside functions (an import there hides a
+cycle from Python but not from a reader), and no test reaches into benchmarks/."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def modules(package: Path) -> dict[str, Path]:
+    """Dotted name -> file of every module of a package (a package by its __init__.py)."""
+    out = {}
+    for file in package.rglob("*.py"):
+        parts = list(file.relative_to(package.parent).with_suffix("").parts)
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = file
+    return out
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """module -> the package's modules it imports anywhere in its file, and the packages whose __init__ that runs."""
+    mods = modules(package)
+
+    def known(name: str) -> str | None:  # the longest prefix of a dotted name that is one of the modules
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = {m: set() for m in mods}
+    for m, file in mods.items():
+        here = m if file.name == "__init__.py" else m.rpartition(".")[0]
+        for node in ast.walk(ast.parse(file.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = here.split(".")[: len(here.split(".")) - node.level + 1]
+                    base = ".".join(up + ([node.module] if node.module else []))
+                names = [base] + [f"{base}.{a.name}" for a in node.names]
+            else:
+                continue
+            for name in names:
+                target = known(name)
+                if target is None or target == m:
+                    continue
+                graph[m].add(target)
+                parts = target.split(".")  # importing it runs each package above it that is not above m
+                graph[m].update(p for p in (".".join(parts[:k]) for k in range(1, len(parts)))
+                                if p in mods and not (m == p or m.startswith(p + ".")))
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_library_has_no_import_cycles():
+    graph = import_graph(ROOT / "macaron")
+    assert "macaron.loading" in graph and "macaron.checkpoint" in graph["macaron.loading"]  # the graph is read
+    assert cycles(graph) == []
+    # the loader sits above the pieces it joins; the folder format knows nothing of them
+    assert {"macaron.hf", "macaron.milestones", "macaron.model"} <= graph["macaron.loading"]
+    assert graph["macaron.checkpoint"] == {"macaron.config"}
+    assert "macaron.train.card" not in graph["macaron.train.data"] | graph["macaron.train.pack"]
+
+
+def test_a_cycle_is_found():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_test_imports_the_benchmarks():
+    """The served app and its sessions live in tools/served.py, for the tests and the benchmarks alike."""
+    for file in (ROOT / "tests").glob("*.py"):
+        if file.name == Path(__file__).name:
+            continue
+        tree = ast.parse(file.read_text())
+        imported = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        imported += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        assert not [name for name in imported if name.startswith(("bench_", "results", "benchmarks"))], file.name
+        assert "benchmarks" not in [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)], file.name
