@@ -26,6 +26,10 @@ the new budget, which the checkpoint keeps from then on. Precision: bf16 autocas
 GPU does bf16 natively, float32 elsewhere (`precision.py`).
 `--detach` starts the same command under `setsid nohup`, logging to `<run-dir>/train.log`, and
 returns; `python -m macaron.train.watch <run-dir>` follows it.
+
+Beside this file: the objective (MaskedLM, optimizer_for, Schedule) in `objective.py`, the command line in
+`options.py`, the processes in `distributed.py`, checkpoints and warm starts in `resume.py`. Here: one model
+of the run (Member), then the run (Run) step by step: prepare, open, build, start, fit_budget, loop, finish.
 """
 from __future__ import annotations
 
