@@ -24,6 +24,7 @@ from .style import (
     figure,
     padded_range,
     play_controls,
+    scheme_name,
     scheme_style,
 )
 
@@ -124,7 +125,7 @@ def toy_particles(paths: ParticlePaths, dense_times: np.ndarray | None = None,
                             showlegend=False, xaxis="x", yaxis="y"))
         for s in names:
             out.append(dict(type="scatter", mode="markers", x=_r(drawn[s][f][:, 0]), y=_r(drawn[s][f][:, 1]),
-                            name=f"{_scheme(s).short} ({esc(_scheme(s).layer)})", legendgroup=s,
+                            name=esc(scheme_name(s)), legendgroup=s,
                             marker=dict(symbol=scheme_style(s).symbol, size=13, color=scheme_style(s).color,
                                         line=dict(width=2.2, color=scheme_style(s).color)),
                             customdata=_r(per_particle[s][f]), xaxis="x", yaxis="y",
