@@ -12,8 +12,6 @@ import streamlit as st
 import explorer_cache as cache
 from macaron import dynamics, sentences
 
-EXTEND = 12  # the last layer repeated this many more times: twice the depth of a 6-layer model
-
 
 def texts(set_name: str, text: str | None) -> tuple[str, ...]:
     """The sentences a view measures: one typed sentence, or a shipped set."""
@@ -31,7 +29,7 @@ def measures(path: str, sents: tuple[str, ...]) -> dynamics.SetMeasures:
 def extended(path: str, sents: tuple[str, ...]) -> dynamics.SetMeasures:
     model = cache.load_model(path)
     with cache.heavy():
-        return dynamics.measure_set(model, sents, program=dynamics.extended(model, EXTEND),
+        return dynamics.measure_set(model, sents, program=dynamics.extended(model, dynamics.past_depth(model)),
                                     max_tokens=cache.MAX_TOKENS)
 
 

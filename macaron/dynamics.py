@@ -405,6 +405,16 @@ def extended(model, k: int) -> tuple:
     return own + (own[-1],) * k
 
 
+PAST_DEPTH = 12   # layers run past the trained depth: twice the depth of a 6-layer model
+PAST_TIME = 16    # a shared-weight model runs to 16 T: the long times of the clustering theory
+
+
+def past_depth(model) -> int:
+    """How many more times the Dynamics page runs a model's last layer: to 16 T where the layers share
+    their weights (the autonomous flow continued), else PAST_DEPTH."""
+    return (PAST_TIME - 1) * len(model.layers) if model.config.shared else PAST_DEPTH
+
+
 def standard_experiments(model, refine: Sequence[int] = (2, 4), extend: Sequence[int] = (1, 2, 4)) -> list[Experiment]:
     """The model as trained, then: its operators in every other sequential registered scheme's order
     and in reverse order, each sub-step refined n times, each of these in all layers and in layers

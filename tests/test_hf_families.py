@@ -314,7 +314,8 @@ def test_dynamics_page_runs_the_shared_layer_further(folders, monkeypatch):
     text = " ".join(str(c.value) for c in at.caption)
     assert "albert · ALBERT ·" in text and "one layer's weights shared by every step" in text and "16 → 32" in text
     assert "roberta · RoBERTa ·" in text
-    assert "where the layers share their weights, the autonomous flow continued" in text
+    assert "albert: the shared layer 45 more times, to 16 T = 48: the same weights, the autonomous flow continued" \
+        in text and "roberta: the last layer 12 more times" in text  # ALBERT's 3 layers, h = 1: T = 3
 
 
 def test_an_untied_decoder_leaves_the_head_out(tmp_path):

@@ -9,7 +9,7 @@ import streamlit as st
 import dynamics_cache as dcache
 import explorer_cache as cache
 import explorer_state as state
-from macaron import sentences
+from macaron import dynamics, sentences
 from macaron.plot import dynamics as P
 
 VIEWS = {"set": "The whole sentence set", "one": "One sentence"}
@@ -177,15 +177,20 @@ def ode_experiments(picks, models, sents, labels, view: str, run_exp: bool, n_ex
             st.markdown("**Interaction energy past the trained depth**")
             st.plotly_chart(P.over_depth(extended, "energy", labels, trained_depth=depth), key="d_ext_energy",
                             config=dict(displaylogo=False))
-            shared = [m.config.shared for m in models]  # ALBERT: one layer's weights at every step
-            again = (f"the shared layer {dcache.EXTEND} more times: the same weights as at every step, the autonomous "
-                     "flow continued" if all(shared) else f"the last layer {dcache.EXTEND} more times" + (
-                         "; where the layers share their weights, the autonomous flow continued"
-                         if any(shared) else ""))
+            again = "; ".join(_past(m) for m in models)
             st.caption(f"The same runs ({again}): the energy of the token cloud, "
                        "as above, past the depth the model was trained for. *Geshkovski, Koubbi, Polyanskiy & "
                        "Rigollet 2024, "
                        "Dynamic metastability.*")
+
+
+def _past(model) -> str:
+    """What the run past the trained depth is, for one model."""
+    k, c = dynamics.past_depth(model), model.config
+    if c.shared:  # ALBERT, the ODE pair: one layer's weights at every step
+        time = f"{dynamics.PAST_TIME} T = {dynamics.PAST_TIME * c.time:g}"
+        return f"{c.name}: the shared layer {k} more times, to {time}: the same weights, the autonomous flow continued"
+    return f"{c.name}: the last layer {k} more times"
 
 
 render()
