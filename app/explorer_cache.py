@@ -29,9 +29,6 @@ MAX_CHARS = 20_000     # longer text is cut before tokenising, and the page says
 
 
 # ---- the server ---------------------------------------------------------------------------------
-READY = False  # set by main.py once warm() has returned: it shows its "starting" message until then
-
-
 @st.cache_resource(show_spinner=False)  # main.py says that the server is starting
 def warm(paths: tuple[str, ...], text: str) -> int:
     """Once per process, before any page: torch and BLAS threads (MACARON_APP_THREADS, else macaron's

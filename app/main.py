@@ -8,14 +8,15 @@ would switch Streamlit to its legacy multipage mode).
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import streamlit as st
 
+import boot
+
 # A new server imports PyTorch and warms the models for several seconds before any page can draw:
 # say so from the first moment instead of a blank page (later calls of set_page_config add to this one).
-booting = not getattr(sys.modules.get("explorer_cache"), "READY", False)
+booting = not boot.READY
 if booting:
     st.set_page_config(page_title="Macaron Explorer", page_icon=":material/scatter_plot:", layout="wide")
     starting = st.empty()
@@ -29,7 +30,7 @@ VIEWS = Path(__file__).resolve().parent / "views"
 
 cache.warm(state.default_paths(), state.DEFAULT_SENTENCE)  # once per server
 if booting:
-    cache.READY = True
+    boot.READY = True
     starting.empty()
 state.initial_query()  # remember the shared link before any page rewrites the address bar
 state.follow_link()    # a lesson step (a link inside the app) opens its view
