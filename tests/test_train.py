@@ -929,3 +929,21 @@ def test_outlook_extrapolates_the_last_evaluations_against_log_tokens():
     assert outlook(flat_then_rising, 1000.0)["context_effect"] == pytest.approx(ahead["context_effect"])
     assert outlook(exact[:2], 1000.0) is None and outlook(exact, 0.0) is None
     assert outlook([exact[-1]] * 4, 1000.0) is None  # one token count evaluated again and again: no line
+
+
+def test_a_model_whose_depth_is_time_trains_and_its_card_says_so(tiny, tmp_path):
+    """--shared --step --tied-halves --sphere --move-penalty reach the model, its facts and its card; a
+    unit-step model's card says nothing of it."""
+    code, _, out = run(tiny, tmp_path, "--steps", "2", "--eval-every", "2", "--scheme", "macaron", "--norm", "post",
+                       "--shared", "--step", "0.25", "--tied-halves", "--sphere", "--move-penalty", "3",
+                       "--device", "cpu", name="ode")
+    assert code == 0
+    model = macaron.load(out, device="cpu")
+    c = model.config
+    assert c.shared and c.step == 0.25 and c.tied_halves and not c.norm_affine
+    assert all(layer is model.layers[0] for layer in model.layers)
+    card = (out / "README.md").read_text()
+    assert "**Depth as time:** one layer's weights at every step" in card and "T = 0.5" in card  # 2 layers × ¼
+    assert "Strang's same G" in card and "sphere" in card and "move penalty of 3 ×" in card
+    code, _, plain = run(tiny, tmp_path, "--steps", "2", "--eval-every", "2", "--device", "cpu", name="plain")
+    assert code == 0 and "Depth as time" not in (plain / "README.md").read_text()

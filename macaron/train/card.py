@@ -150,6 +150,16 @@ def render(info: dict) -> str:
         storage += (f"**Training in progress:** these weights and figures are from step {info['steps']:,} of "
                     f"{budget:,} steps ({info['tokens']:,} of {info.get('budget_tokens') or 0:,} tokens); the learning "
                     f"rate decays to zero at the end of the budget.\n\n")
+    if c.get("shared") or c.get("step", 1.0) != 1.0:  # depth as time: what makes it an ODE, and the penalty
+        time = c.get("step", 1.0) * c["n_layers"]
+        storage += ("**Depth as time:** " + ", ".join(
+            (["one layer's weights at every step (an autonomous flow)"] if c.get("shared") else [])
+            + [f"steps of h = {c.get('step', 1.0):g}, so the {c['n_layers']} layers run to T = {time:g}"]
+            + (["Macaron's two halves one FFN (Strang's same G)"] if c.get("tied_halves") else [])
+            + (["norms without gain or bias (every state on one sphere of radius √d)"]
+               if c.get("norm_affine", True) is False else [])
+            + ([f"trained with a move penalty of {info['move_penalty']:g} × mean ‖Δx‖²/‖x‖² added to the loss"]
+               if info.get("move_penalty") else [])) + ".\n\n")
     rate = info.get("mask_rate", 0.15)
     masking = (f"{rate:.0%} of tokens ([CLS]/[SEP]/[PAD] never), "
                + ("all [MASK]" if info.get("mask_only") else "80% [MASK] / 10% random / 10% kept")
