@@ -168,30 +168,21 @@ def main(argv=None) -> int:
     if args.command == "list":
         print("\n".join(available()) or "no shipped models in pretrained/")
         return 0
-    if args.command == "lesson":
-        try:
-            return lesson(args)
-        except (CheckpointError, InputError, OSError, ValueError) as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-    if args.command == "dynamics":
-        try:
-            return dynamics(args)
-        except (CheckpointError, InputError, FileNotFoundError, ValueError) as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-    try:
-        model = load(args.model or (available() or ["(none shipped)"])[0])
-        traj = model.trace(args.text)
-    except (CheckpointError, InputError) as e:
+    try:  # bad input (a model, a file, a sentence) is one line for the person who typed it
+        return {"lesson": lesson, "dynamics": dynamics}.get(args.command, trace)(args)
+    except (CheckpointError, InputError, OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+
+
+def trace(args) -> int:
+    model = load(args.model or (available() or ["(none shipped)"])[0])
+    traj = model.trace(args.text)
     print(table(model, traj))
     if args.json:
         args.json.write_text(traj.to_json())
         print(f"trajectory written to {args.json}")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
