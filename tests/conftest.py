@@ -147,3 +147,15 @@ def add_stages(folder: Path, seed: int = 0, kept: tuple[str, ...] = ("plateau", 
                  "final": {"loss": 6.0 - effect, "accuracy": 0.1 + effect / 10, "context_effect": effect}}
         (target / "training.json").write_text(json.dumps(facts))
     return folder
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium, headless, driven by Playwright: one per test module (the browser tests)."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    from served import ARGS, CHROMIUM
+
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield b
+        b.close()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from served import ARGS, CHROMIUM
+from served import CHROMIUM
 from served import server as app_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,14 +35,6 @@ def server(models_dir, tmp_path_factory):
     env["MACARON_MODELS_DIR"] = str(models_dir)
     with app_server(env, log) as (url, _):
         yield url, log
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from served import ARGS, CHROMIUM
+from served import CHROMIUM
 from test_browser import SHOTS, count_pixels
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,14 +34,6 @@ def lesson_file(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("lesson") / "lesson.html"
     assert main(["lesson", "--out", str(out)]) == 0
     return out
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture()
