@@ -17,12 +17,10 @@ import os
 import threading
 import time
 
-import numpy as np
 import streamlit as st
 
 import macaron
 from macaron import CheckpointError, InputError, analysis, plot, toy
-from macaron.plot.style import padded_range
 
 MAX_TOKENS = 96        # the explorer shows at most this many particles (more is unreadable)
 MAX_CHARS = 20_000     # longer text is cut before tokenising, and the page says so
@@ -178,10 +176,7 @@ def project(path: str, text: str, k: int, normalised: bool, hide_special: bool) 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _stage_frames(paths: tuple[str, ...], text: str, k: int, normalised: bool, hide_special: bool):
     """One PCA of a sentence's states at every stage of training, and one axis range over all of them."""
-    every = analysis.project_together(*(_trace(p, text)[0] for p in paths), k=k, normalised=normalised,
-                                      hide_special=hide_special)
-    ranges = [padded_range(np.concatenate([p.coords[..., i].ravel() for p in every])) for i in range(k)]
-    return every, ranges
+    return plot.one_frame([_trace(p, text)[0] for p in paths], k, normalised, hide_special)
 
 
 def stage_frame(stages: list[tuple[str, str, str]], path: str, text: str, k: int, normalised: bool,
@@ -220,11 +215,8 @@ def attribution(path: str, text: str, position: int) -> analysis.Attribution:
 
 
 # ---- the splitting lab ----------------------------------------------------------------------
-TOY_SYSTEMS = {"linear": toy.linear_system, "attention": toy.attention_system, "commuting": toy.commuting_system}
-
-
 def toy_system(kind: str, n: int, beta: float):
-    return TOY_SYSTEMS[kind](n=n, d=2, beta=beta)
+    return toy.SYSTEMS[kind](n=n, d=2, beta=beta)
 
 
 @st.cache_data(show_spinner="Measuring the errors of every scheme" + ONE_AT_A_TIME, max_entries=64)
@@ -236,12 +228,7 @@ def study(kind: str, n: int, beta: float) -> toy.ConvergenceStudy:
 @st.cache_data(show_spinner="Moving the particles…", max_entries=128)
 def paths(kind: str, n: int, beta: float, horizon: float, n_steps: int, solver: str):
     """The particles at every step under each scheme, and the exact paths on a fine grid."""
-    system = toy_system(kind, n, beta)
-    x0 = toy.initial_positions(n, 2)
-    p = toy.particle_paths(system, x0, horizon, n_steps, solver=solver)
-    dense_t = np.linspace(0.0, horizon, max(41, 4 * n_steps + 1))
-    dense = np.concatenate([x0[None], system.flows(toy.FULL, dense_t[1:], x0)])
-    return p, dense_t, dense
+    return toy.lab_paths(kind, n, beta, horizon, n_steps, solver)
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)

@@ -632,3 +632,17 @@ def particle_paths(system, x0, horizon=DEFAULT_HORIZON, n_steps=8, schemes=None,
             continue
         paths.schemes[name] = integrate(system, scheme, gamma, n_steps, x0, solver, record=True)
     return paths
+
+
+# The lab's systems by the name its views and lesson use
+SYSTEMS = {"linear": linear_system, "attention": attention_system, "commuting": commuting_system}
+
+
+def lab_paths(kind: str, n: int, beta: float, horizon: float, n_steps: int, solver: str):
+    """The lab's animation data for a system of SYSTEMS in 2-D: every scheme's particles on the step grid
+    (particle_paths), and the exact flow on a finer grid for the drawn curves: (paths, dense times, dense)."""
+    system = SYSTEMS[kind](n=n, d=2, beta=beta)
+    x0 = initial_positions(n, 2)
+    paths = particle_paths(system, x0, horizon, n_steps, solver=solver)
+    dense_t = np.linspace(0.0, horizon, max(41, 4 * n_steps + 1))
+    return paths, dense_t, np.concatenate([x0[None], system.flows(FULL, dense_t[1:], x0)])

@@ -9,9 +9,17 @@ One style for all of them lives in macaron.plot.style.
 from .compare import cka, compare, lines_over_depth, overlay
 from .lab import convergence, kappa_curves, layer_bars, model_colors, ratio_histogram, slope_rows, toy_particles
 from .learning import learning
-from .particles import attribution_html, displacement, displacement_heatmap, logit_lens, mixing_heatmap, particles
+from .particles import (
+    attribution_html,
+    displacement,
+    displacement_heatmap,
+    logit_lens,
+    mixing_heatmap,
+    one_frame,
+    particles,
+)
 from .style import to_html
 
 __all__ = ["attribution_html", "cka", "compare", "convergence", "displacement", "displacement_heatmap", "kappa_curves",
-           "layer_bars", "learning", "lines_over_depth", "logit_lens", "mixing_heatmap", "model_colors", "overlay",
-           "particles", "ratio_histogram", "slope_rows", "to_html", "toy_particles"]
+           "layer_bars", "learning", "lines_over_depth", "logit_lens", "mixing_heatmap", "model_colors", "one_frame",
+           "overlay", "particles", "ratio_histogram", "slope_rows", "to_html", "toy_particles"]

@@ -19,7 +19,6 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import plotly.io as pio
 
 from .. import analysis, lesson, toy
@@ -30,8 +29,8 @@ from ..model import InputError
 from ..schemes import SCHEMES
 from .compare import compare
 from .lab import toy_particles
-from .particles import logit_lens, particles
-from .style import model_label, padded_range
+from .particles import logit_lens, one_frame, particles
+from .style import model_label
 
 WIDTH = 1040          # every figure's width in pixels: a 1280-wide screen and a landscape A4 page both hold it
 HEIGHT = 480          # the app's animation height (explorer_state.figure_size)
@@ -178,8 +177,7 @@ def particles_panel(ms: Models, folder: Path, text: str, view: dict, step: lesso
     chosen = next((s for s in stages if s.name == (stage or view.get("at", "final"))), stages[-1])
     trajs = [ms.trace(folder, text, s) for s in stages]
     if len(stages) > 1:
-        every = analysis.project_together(*trajs, k=2, normalised=True, hide_special=True)
-        ranges = [padded_range(np.concatenate([p.coords[..., i].ravel() for p in every])) for i in range(2)]
+        every, ranges = one_frame(trajs)
         proj = every[stages.index(chosen)]
     else:
         proj, ranges = analysis.project(trajs[0], 2, normalised=True, hide_special=True), None
@@ -208,12 +206,7 @@ def lab_panel(step: lesson.LessonStep, div_id: str) -> Panel:
     kind, solver, beta, n = v["sys"], v["sub"], float(v["beta"]), int(v["np"])
     horizon, n_steps, magnify = float(v["T"]), int(v["steps"]), int(v["mag"])
     shown = [s for s in v["show"].split(",") if s in SCHEMES]
-    system = {"linear": toy.linear_system, "attention": toy.attention_system,
-              "commuting": toy.commuting_system}[kind](n=n, d=2, beta=beta)
-    x0 = toy.initial_positions(n, 2)
-    paths = toy.particle_paths(system, x0, horizon, n_steps, solver=solver)
-    dense_t = np.linspace(0.0, horizon, max(41, 4 * n_steps + 1))
-    dense = np.concatenate([x0[None], system.flows(toy.FULL, dense_t[1:], x0)])
+    paths, dense_t, dense = toy.lab_paths(kind, n, beta, horizon, n_steps, solver)
     visible = toy.ParticlePaths(paths.times, paths.exact, {s: p for s, p in paths.schemes.items() if s in shown},
                                 paths.solver)
     fig = toy_particles(visible, dense_t, dense, magnify=magnify, height=LAB_HEIGHT)

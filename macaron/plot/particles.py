@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..analysis import Projection, displacement_norms, kept_states
+from ..analysis import Projection, displacement_norms, kept_states, project_together
 from ..schemes import CONVECTION, DIFFUSION, FULL, KINDS
 from ..trajectory import Trajectory
 from .style import (
@@ -494,3 +494,11 @@ def attribution_html(tokens: Sequence[str], scores: np.ndarray) -> str:
     return "<div style='line-height:2.1'>" + "".join(spans) + "</div>" + legend
 
 
+
+
+def one_frame(trajectories: Sequence[Trajectory], k: int = 2, normalised: bool = True, hide_special: bool = True):
+    """One sentence at several stages of training in one frame: one PCA of all their states
+    (analysis.project_together) and one axis range over them, so the picture does not jump between stages:
+    (projections, ranges)."""
+    every = project_together(*trajectories, k=k, normalised=normalised, hide_special=hide_special)
+    return every, [padded_range(np.concatenate([p.coords[..., i].ravel() for p in every])) for i in range(k)]
