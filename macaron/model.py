@@ -63,14 +63,12 @@ class Layer(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.scheme, self.post_norm, self.step = cfg.substeps, cfg.norm == "post", cfg.step
-        ops, norms, tied = [], [], None
+        parts, g = [], None  # (operator, norm) of each sub-step; g: the first convection's
         for s in self.scheme:
-            if cfg.tied_halves and s.kind == CONVECTION and tied:  # the same G (FFN and norm) in every half
-                ops.append(tied[0]), norms.append(tied[1])
-                continue
-            ops.append(operator(s.kind, cfg)), norms.append(_norm(cfg, cfg.d_model))
-            tied = (ops[-1], norms[-1]) if s.kind == CONVECTION else tied
-        self.ops, self.norms = nn.ModuleList(ops), nn.ModuleList(norms)
+            tie = cfg.tied_halves and s.kind == CONVECTION and g is not None  # the same G in every half
+            parts.append(g if tie else (operator(s.kind, cfg), _norm(cfg, cfg.d_model)))
+            g = parts[-1] if s.kind == CONVECTION and g is None else g
+        self.ops, self.norms = (nn.ModuleList(m) for m in zip(*parts))
         self.drop = nn.Dropout(cfg.dropout)
 
     @property
@@ -379,8 +377,10 @@ def _aliases(module: nn.Module) -> dict[str, str]:
     first: dict[int, str] = {}
     out = {}
     for name, t in [*module.named_parameters(remove_duplicate=False), *module.named_buffers(remove_duplicate=False)]:
-        out.update({name: first[id(t)]} if id(t) in first else {})
-        first.setdefault(id(t), name)
+        if id(t) in first:
+            out[name] = first[id(t)]
+        else:
+            first[id(t)] = name
     return out
 
 

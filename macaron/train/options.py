@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ..config import ModelConfig
+from ..schemes import get_scheme, n_convection
 from . import evaluate as ev
 from . import precision
 from .resume import TrainError
@@ -28,7 +29,7 @@ RECIPES = {
 # Depth as time (DESIGN.md; docs/training-notes.md has the probes behind it): the size "ode" is the minis'
 # width with one layer's weights at every depth, steps of h, norms without gain or bias (post-LN puts every
 # state on one sphere), and Macaron's halves tied: transformer-ode, macaron-ode.
-ODE = dict(size="mini", shared=True, step=0.5, norm_affine=False, tied_halves=True)
+ODE_WIDTH, ODE = "mini", dict(shared=True, step=0.5, norm_affine=False, tied_halves=True)
 SIZE_NAMES = ("mini", "small", "base", "ode")
 
 
@@ -147,6 +148,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
+def _halves(scheme: str) -> bool:
+    """Whether the scheme has convection sub-steps to tie (Macaron's halves): ties apply where they can."""
+    return n_convection(get_scheme(scheme).substeps) > 1
+
+
 def model_configs(args, vocab_size: int) -> dict[str, ModelConfig]:
     """name -> config, from --models recipes or from the single-model flags; overrides apply to all."""
     common = dict(norm=args.norm, dropout=args.dropout, vocab_size=vocab_size, max_len=args.max_len)
@@ -159,8 +165,8 @@ def model_configs(args, vocab_size: int) -> dict[str, ModelConfig]:
                                  f"and a size of {', '.join(SIZE_NAMES)}")
             fields = {**common, "scheme": "transformer", "attention": "dot", "position": "learned", **RECIPES[recipe]}
             if size == "ode":
-                size, ode = ODE["size"], {k: v for k, v in ODE.items() if k != "size"}
-                fields.update(ode, tied_halves=ode["tied_halves"] and ModelConfig(scheme=fields["scheme"]).n_ffn > 1)
+                size = ODE_WIDTH
+                fields.update(ODE, tied_halves=ODE["tied_halves"] and _halves(fields["scheme"]))
         else:
             size = args.size
             fields = dict(common, scheme=args.scheme, attention=args.attention, position=args.position)
@@ -168,7 +174,7 @@ def model_configs(args, vocab_size: int) -> dict[str, ModelConfig]:
             cfg = ModelConfig.named(size, **fields, name=name)
             for field, value in (("d_model", args.d_model), ("n_layers", args.layers), ("n_heads", args.heads),
                                  ("ffn_total", args.ffn), ("step", args.step), ("shared", args.shared or None),
-                                 ("tied_halves", args.tied_halves and cfg.n_ffn > 1 or None),
+                                 ("tied_halves", args.tied_halves and _halves(cfg.scheme) or None),
                                  ("norm_affine", False if args.sphere else None)):
                 if value is not None:
                     setattr(cfg, field, value)
