@@ -205,21 +205,39 @@ def test_loss_decreases_and_the_model_folder_is_complete(tiny, tmp_path):
     assert facts["final"]["loss"] < facts["final"]["unigram_loss"] + 1.0 and "context_effect" in facts["final"]
 
 
-def checksum(folder: Path, name: str, rank: int = 0) -> dict:
-    return json.loads((folder / f"{name}-rank{rank}.json").read_text())
+def tensors(folder: Path, pattern: str = "*.safetensors") -> dict[str, torch.Tensor]:
+    """Every tensor of the safetensors files in `folder` matching `pattern`, by name."""
+    from safetensors.torch import load_file
+
+    files = sorted(folder.glob(pattern))
+    assert files, f"no {pattern} in {folder}"
+    return {k: v for f in files for k, v in load_file(f).items()}
+
+
+def assert_same_tensors(a: dict, b: dict):
+    assert sorted(a) == sorted(b)
+    for name in a:
+        assert torch.equal(a[name], b[name]), f"{name} differs"
 
 
 def test_resume_gives_the_uninterrupted_result(tiny, tmp_path):
+    """Stopped at step 5 and resumed, a run ends with the uninterrupted run's weights and optimizer state,
+    bit for bit (the weights alone would differ if the optimizer's moments or the schedule were not restored)."""
     args = ["--steps", "8", "--eval-every", "4", "--lr", "2e-3"]
-    code, run_a, _ = run(tiny, tmp_path, *args, "--checksums", str(tmp_path / "a"), name="a")
-    assert code == 0
-    code, run_b, out_b = run(tiny, tmp_path, *args, "--halt-after", "5", name="b")
+    code, run_a, out_a = run(tiny, tmp_path, *args, "--stop-after", "20", name="a")  # past the budget: no stop
+    assert code == 0 and (out_a / "config.json").is_file()
+    code, run_b, out_b = run(tiny, tmp_path, *args, "--stop-after", "5", name="b")
     state = run_b.parent / "checkpoint" / "state.json"
     assert code == 0 and not out_b.exists() and state.is_file()
     assert json.loads(state.read_text())["step"] == 5
-    code, _, _ = run(tiny, tmp_path, *args, "--resume", "--checksums", str(tmp_path / "b"), name="b")
+    before = state.read_text()
+    assert run(tiny, tmp_path, *args, "--resume", "--stop-after", "5", name="b")[0] == 0  # there already
+    assert state.read_text() == before and not out_b.exists()
+    code, _, _ = run(tiny, tmp_path, *args, "--resume", name="b")
     assert code == 0
-    assert checksum(tmp_path / "a", "a")["sha256"] == checksum(tmp_path / "b", "b")["sha256"]
+    assert_same_tensors(tensors(out_a), tensors(out_b))  # the published weights (float32)
+    ckpt_a, ckpt_b = run_a.parent / "checkpoint", run_b.parent / "checkpoint"
+    assert_same_tensors(tensors(ckpt_a, "a.*.safetensors"), tensors(ckpt_b, "b.*.safetensors"))  # + AdamW moments
     assert ((run_a / "metrics.jsonl").read_text().count('"eval"')
             == (run_b / "metrics.jsonl").read_text().count('"eval"'))
     a, b = rows(run_a / "metrics.jsonl", "train"), rows(run_b / "metrics.jsonl", "train")
@@ -243,19 +261,60 @@ def test_ddp_two_processes_gloo_keep_identical_parameters(tiny, tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
            "--master_port", str(free_port()), "-m", "macaron.train.pretrain", *common,
-           "--run-dir", str(tmp_path / "run-ddp"), "--out", str(tmp_path / "out-ddp"), "--name", "ddp",
-           "--checksums", str(tmp_path / "sums")]
+           "--run-dir", str(tmp_path / "run-ddp"), "--out", str(tmp_path / "out-ddp"), "--name", "ddp"]
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
-    sums = [checksum(tmp_path / "sums", "ddp", r) for r in (0, 1)]
-    assert sums[0]["sha256"] == sums[1]["sha256"], "the ranks' parameters diverged"
-    assert sums[0]["step"] == 3
+    assert json.loads((tmp_path / "run-ddp" / "done.json").read_text())["step"] == 3
+    ddp = macaron.load(tmp_path / "out-ddp" / "ddp", device="cpu")
+    # the trainer compares the ranks' weights before every checkpoint and stops if they differ (the next
+    # test): at the end, every rank held the weights rank 0 saved
+    agreed = f"the 2 processes hold the same parameters at step 3 (compared before every checkpoint): ddp SHA-256 " \
+             f"{pretrain.param_checksum(ddp)[:16]}"
+    assert agreed in done.stdout, done.stdout[-3000:]
     # the two ranks took disjoint halves of each batch: the same as one process accumulating both halves
     code, _, out = run(tiny, tmp_path, *common[4:], "--accum", "2", name="single")
     assert code == 0
-    ddp, single = macaron.load(tmp_path / "out-ddp" / "ddp", device="cpu"), macaron.load(out, device="cpu")
+    single = macaron.load(out, device="cpu")
     for (name, p), q in zip(ddp.state_dict().items(), single.state_dict().values()):
         torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-5, msg=name)
+
+
+REPLICAS = """
+import sys
+from pathlib import Path
+
+import torch
+from macaron.train.distributed import Dist
+from macaron.train.resume import TrainError
+
+dist = Dist("cpu")
+torch.manual_seed(0)
+same, drifted = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
+with torch.no_grad():
+    drifted.weight[2, 3] += 1e-7 * dist.rank  # rank 1's copy: a few float32 steps away
+dist.check_replicas({"same": same}, step=1)
+try:
+    dist.check_replicas({"same": same, "drifted": drifted}, step=2)
+    said = "not noticed"
+except TrainError as e:
+    said = str(e)
+Path(sys.argv[1], f"rank{dist.rank}.txt").write_text(said)  # a file each: the two stdouts interleave
+dist.close()
+"""
+
+
+def test_ddp_ranks_whose_parameters_drift_apart_stop_the_run(tmp_path):
+    """The check the trainer runs before every checkpoint: every rank learns that rank 1's copy differs."""
+    script = tmp_path / "replicas.py"
+    script.write_text(REPLICAS)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr",
+                           "127.0.0.1", "--master_port", str(free_port()), str(script), str(tmp_path)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    for rank in (0, 1):
+        said = (tmp_path / f"rank{rank}.txt").read_text()
+        assert said.startswith("drifted: at step 2 the parameters of rank(s) [1] differ from rank 0's"), (rank, said)
 
 
 # ---- bad input --------------------------------------------------------------------------
@@ -376,12 +435,11 @@ def test_a_model_trained_in_lockstep_equals_the_same_model_trained_alone(tiny, p
     beside another ends bit-identical to the model trained alone on the same data."""
     common = ["--data", str(packed), *TINY, "--steps", "6", "--eval-every", "3", "--dropout", "0", "--lr", "2e-3"]
     both = pretrain.main([*common, "--models", "transformer-mini,macaron-mini", "--run-dir", str(tmp_path / "both"),
-                          "--out", str(tmp_path / "both-out"), "--checksums", str(tmp_path / "sums-both")])
+                          "--out", str(tmp_path / "both-out")])
     alone = pretrain.main([*common, "--models", "macaron-mini", "--run-dir", str(tmp_path / "alone"),
-                           "--out", str(tmp_path / "alone-out"), "--checksums", str(tmp_path / "sums-alone")])
+                           "--out", str(tmp_path / "alone-out")])
     assert both == alone == 0
-    assert checksum(tmp_path / "sums-both", "macaron-mini")["sha256"] == \
-        checksum(tmp_path / "sums-alone", "macaron-mini")["sha256"]
+    assert_same_tensors(*(tensors(tmp_path / f"{which}-out" / "macaron-mini") for which in ("both", "alone")))
     t, m = (rows(tmp_path / "both" / n / "metrics.jsonl", "train") for n in ("transformer-mini", "macaron-mini"))
     assert [(r["step"], r["tokens"]) for r in t] == [(r["step"], r["tokens"]) for r in m]
     assert [r["loss"] for r in t] != [r["loss"] for r in m]  # two different models, one stream of batches
@@ -598,7 +656,7 @@ def test_a_run_resumed_on_another_cpu_records_each_precision(tiny, tmp_path, mon
 
     args = ["--steps", "6", "--eval-every", "3", "--keep-every", "3", "--device", "cpu"]  # CPUs, even with a GPU
     monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"avx512_bf16"}))
-    assert run(tiny, tmp_path, *args, "--halt-after", "3", name="r")[0] == 0
+    assert run(tiny, tmp_path, *args, "--stop-after", "3", name="r")[0] == 0
     shipped = tmp_path / "shipped"
     publish.publish(tmp_path / "run-r", shipped)
     assert json.loads((shipped / "r" / "training.json").read_text())["precisions"] == [[0, "bf16"]]
@@ -623,7 +681,7 @@ def test_weights_published_before_a_config_field_existed_still_warm_start(tiny, 
     from macaron.train import publish
 
     args = ["--steps", "4", "--eval-every", "2", "--keep-every", "2", "--device", "cpu"]
-    assert run(tiny, tmp_path, *args, "--halt-after", "2", name="r")[0] == 0
+    assert run(tiny, tmp_path, *args, "--stop-after", "2", name="r")[0] == 0
     shipped = tmp_path / "shipped"
     publish.publish(tmp_path / "run-r", shipped)
     facts = json.loads((shipped / "r" / "training.json").read_text())
@@ -691,7 +749,7 @@ def test_warm_start_rejoins_the_data_order_at_the_published_step(tiny, tmp_path)
     args = ["--steps", "40", "--eval-every", "10", "--keep-every", "10", "--lr", "3e-3", "--warmup", "4"]
     code, run_a, out_a = run(tiny, tmp_path, *args, name="a")
     assert code == 0
-    code, run_b, _ = run(tiny, tmp_path, *args, "--halt-after", "20", name="b")
+    code, run_b, _ = run(tiny, tmp_path, *args, "--stop-after", "20", name="b")
     assert code == 0
     shipped = tmp_path / "shipped"
     publish.publish(run_b.parent, shipped)
@@ -721,7 +779,7 @@ def test_a_finished_run_goes_on_in_a_second_phase(tiny, tmp_path):
     first = ["--steps", "8", "--eval-every", "4", "--lr", "3e-3", "--warmup", "2"]
     assert run(tiny, tmp_path, *first, name="p")[0] == 0
     assert run(tiny, tmp_path, *first, "--resume", "--new-phase", "--steps", "6", name="p")[0] == 2
-    second = ["--resume", "--new-phase", "--steps", "16", "--lr", "1e-3", "--rewarm", "2", "--halt-after", "12"]
+    second = ["--resume", "--new-phase", "--steps", "16", "--lr", "1e-3", "--rewarm", "2", "--stop-after", "12"]
     code, run_dir, out = run(tiny, tmp_path, *first, *second, name="p")
     assert code == 0 and not (run_dir.parent / "done.json").exists()
     assert run(tiny, tmp_path, *first, "--resume", name="p")[0] == 0  # the Makefile's first budget: ignored
@@ -766,8 +824,8 @@ def test_a_second_phase_on_a_new_machine_and_an_unfinished_run(tiny, tmp_path):
     assert [(p["step"], p["total_steps"], p["lr"], p["warmup"]) for p in facts["phases"]] == \
         [(0, 8, pytest.approx(3e-3), 2), (8, 20, pytest.approx(1e-3), 4)]
     assert (facts["lr"], facts["warmup"]) == (pytest.approx(3e-3), 2)
-    # unfinished: halted at step 4 of 8, a new phase is refused; resumed without, it ends as before
-    assert run(tiny, tmp_path, *first, "--halt-after", "4", name="u")[0] == 0
+    # unfinished: stopped at step 4 of 8, a new phase is refused; resumed without, it ends as before
+    assert run(tiny, tmp_path, *first, "--stop-after", "4", name="u")[0] == 0
     state = tmp_path / "run-u" / "checkpoint" / "state.json"
     assert run(tiny, tmp_path, *first, "--resume", "--new-phase", "--steps", "20", name="u")[0] == 2
     doc = json.loads(state.read_text())

@@ -5,6 +5,7 @@ import os
 
 import torch
 
+from ..milestones import param_checksum
 from .resume import TrainError
 
 
@@ -45,6 +46,24 @@ class Dist:
         t = torch.tensor(values, dtype=torch.float64, device=self.device)
         torch.distributed.all_reduce(t)
         return t.tolist()
+
+    def check_replicas(self, models: dict, step: int) -> dict[str, str]:
+        """Each of `models` ({name: module}): its weights' SHA-256, the same on every rank, or TrainError. DDP
+        keeps the copies equal by averaging the gradients; a parameter outside that, or an update that depends
+        on the rank, would make them drift apart unseen, since only rank 0 saves. Every rank learns every
+        rank's digest, so all of them raise together."""
+        digests = {name: param_checksum(model) for name, model in models.items()}
+        if self.world == 1:
+            return digests
+        for name, digest in digests.items():
+            mine = torch.tensor(list(bytes.fromhex(digest)), dtype=torch.int64, device=self.device)
+            every = [torch.empty_like(mine) for _ in range(self.world)]
+            torch.distributed.all_gather(every, mine)
+            apart = [r for r, theirs in enumerate(every) if not torch.equal(theirs, every[0])]
+            if apart:
+                raise TrainError(f"{name}: at step {step:,} the parameters of rank(s) {apart} differ from rank 0's; "
+                                 f"the {self.world} processes no longer train one model (nothing saved at this step)")
+        return digests
 
     def synchronize(self):
         if self.device.type == "cuda":

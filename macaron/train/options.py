@@ -123,8 +123,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     g.add_argument("--compile", action="store_true", help="torch.compile every encoder (sequences padded to "
                                                           "--seq-len, so one graph serves every batch)")
     g.add_argument("--device", default=None, help="cpu | cuda (default: cuda when present)")
-    g.add_argument("--halt-after", type=int, default=None, help=argparse.SUPPRESS)  # tests: stop as if killed
-    g.add_argument("--checksums", default=None, help=argparse.SUPPRESS)  # tests: per-rank parameter hashes
+    g.add_argument("--stop-after", type=int, default=None, metavar="STEP",
+                   help="train until STEP, save a checkpoint and exit; continue later with --resume (a long run "
+                        "split over sessions). At or past the budget: the run ends as usual")
     args = p.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     if not (args.tokens or args.steps or args.fit_minutes):
@@ -143,6 +144,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error("--new-phase continues a run: give --resume or --warm-start, and --tokens or --steps")
     if args.warm_start and args.resume:
         p.error("--warm-start or --resume, not both: --resume continues a checkpoint, --warm-start published weights")
+    if args.stop_after is not None and args.stop_after < 1:
+        p.error(f"--stop-after {args.stop_after}: give the step to stop after (1 or more)")
     if args.keep_every is not None and (args.keep_every < 1 or args.keep_every % args.eval_every):
         p.error(f"--keep-every {args.keep_every}: a positive multiple of --eval-every {args.eval_every}")
     return args

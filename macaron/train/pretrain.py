@@ -23,7 +23,9 @@ is gone (a new machine), `--warm-start DIR` continues from weights published to 
 (`python -m macaron.train.publish`) at their recorded step. A run that fell short goes on in a second
 phase: `--resume --new-phase --tokens N --lr PEAK` warms up again (`--rewarm` steps) to PEAK and decays to
 the new budget, which the checkpoint keeps from then on. Precision: bf16 autocast where the CPU or
-GPU does bf16 natively, float32 elsewhere (`precision.py`).
+GPU does bf16 natively, float32 elsewhere (`precision.py`). `--stop-after STEP` ends a run at STEP with its
+checkpoint, for `--resume` to continue (a long run over several sessions). Under DDP the processes' copies
+of each model are compared (SHA-256) before every checkpoint: only rank 0 saves, so a drift would go unseen.
 `--detach` starts the same command under `setsid nohup`, logging to `<run-dir>/train.log`, and
 returns; `python -m macaron.train.watch <run-dir>` follows it.
 
@@ -477,12 +479,15 @@ class Run:
 
     # 7. the loop
     def loop(self) -> bool:
-        """Train to the budget; False when halted early (--halt-after)."""
+        """Train to the budget; False when stopped before it (--stop-after), with a checkpoint to resume."""
         a, dist = self.args, self.dist
         log(dist, f"{', '.join(f'{m.name} ({m.encoder.num_parameters():,} parameters)' for m in self.members)}; "
                   f"{dist.world} process(es) on {dist.device}, {torch.get_num_threads()} thread(s); "
                   f"{len(self.train_data):,} training sequences (mean {self.train_data.lengths.mean():.1f} tokens); "
                   f"budget {self.total_steps:,} steps; warm-up {self.members[0].schedule.warmup}")
+        if a.stop_after is not None and a.stop_after <= self.step < self.total_steps:
+            log(dist, f"--stop-after {a.stop_after}: the run is at step {self.step:,} already; nothing to train")
+            return False
         if self.step == 0:
             for m in self.members:
                 self.evaluate(m)  # the curve starts at the untrained model
@@ -505,18 +510,28 @@ class Run:
                     if a.keep_every and self.step % a.keep_every == 0:
                         self.save_milestone(m)
                 log_t += time.time() - t  # evaluation time is not training throughput
-            halted = a.halt_after is not None and self.step >= a.halt_after
-            due = self.step % a.checkpoint_every == 0 or halted or \
+            stop = a.stop_after is not None and a.stop_after <= self.step < self.total_steps
+            due = self.step % a.checkpoint_every == 0 or stop or \
                 dist.agree(time.time() - last_ckpt_t >= 60 * a.checkpoint_minutes)
             if due:
                 t = time.time()
+                self.check_replicas()
                 resume.save(a.run_dir, dist, self.members, self.state_doc())
                 last_ckpt_t = time.time()
                 log_t += last_ckpt_t - t
-            if halted:
-                log(dist, f"halted after step {self.step} (--halt-after); continue with --resume")
+            if stop:
+                log(dist, f"stopped after step {self.step:,} of {self.total_steps:,} (--stop-after): the checkpoint "
+                          f"is in {a.run_dir / resume.CHECKPOINT}; continue with --resume")
                 return False
         return True
+
+    def check_replicas(self) -> dict[str, str]:
+        """Under DDP every process holds a copy of each model and only rank 0's is saved: before a checkpoint,
+        the copies are compared (SHA-256 of the weights), and the run stops rather than save one rank's model
+        as the run's when they have drifted apart. Returns {name: SHA-256} ({} on one process)."""
+        if self.dist.world == 1:
+            return {}
+        return self.dist.check_replicas({m.name: m.encoder for m in self.members}, self.step)
 
     # 8. the model folders
     def finish(self):
@@ -526,12 +541,11 @@ class Run:
                 self.evaluate(m)
             if a.keep_every and self.step % a.keep_every:  # the final weights are a milestone too: the one
                 self.save_milestone(m)                      # a finished run publishes
+        digests = self.check_replicas()
+        if digests:
+            log(dist, f"the {dist.world} processes hold the same parameters at step {self.step:,} (compared before "
+                      f"every checkpoint): " + ", ".join(f"{name} SHA-256 {d[:16]}" for name, d in digests.items()))
         resume.save(a.run_dir, dist, self.members, self.state_doc())
-        if a.checksums:
-            Path(a.checksums).mkdir(parents=True, exist_ok=True)
-            for m in self.members:
-                (Path(a.checksums) / f"{m.name}-rank{dist.rank}.json").write_text(json.dumps(
-                    {"rank": dist.rank, "step": self.step, "tokens": self.tokens, "sha256": param_checksum(m.encoder)}))
         if dist.main:
             for m in self.members:
                 self.save_model(m)
