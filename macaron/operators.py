@@ -95,8 +95,9 @@ class Diffusion(nn.Module):
             return (self.r1[:, :T] @ self.r2[:, :T].transpose(-2, -1))[None]
         raise ValueError(part)
 
-    def forward(self, x, keep=None, position=None, need_weights: bool = False):
-        """x [B, T, d]; keep [B, T] bool (False = padding); position [T, d] added to the input
+    def forward(self, x, valid=None, position=None, need_weights: bool = False):
+        """x [B, T, d]; valid [B, T] bool, True on real tokens and False on padding (as SDPA's boolean
+        attn_mask: True may be attended to; None: no padding); position [T, d] added to the input
         (FLOATER). Returns (y [B, T, d], mixing [B, H, T, T] or None)."""
         B, T, d = x.shape
         if position is not None:
@@ -108,7 +109,7 @@ class Diffusion(nn.Module):
             q, k, v = (self._heads(t) for t in self.qkv(x).split(d, dim=-1))
         else:
             v = self._heads(self.value(x))
-        mask = None if keep is None else keep[:, None, None, :]  # broadcast over heads and queries
+        mask = None if valid is None else valid[:, None, None, :]  # broadcast over heads and queries
         p = self.dropout if self.training else 0.0
         if self.parts == ["dot"] and not need_weights:  # the fast path: fused SDPA kernel
             y, weights = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p), None
@@ -138,8 +139,8 @@ class Parallel(nn.Module):
         self.diffusion = Diffusion(cfg)
         self.convection = Convection(cfg.d_model, cfg.ffn_inner, cfg.activation)
 
-    def forward(self, x, keep=None, position=None, need_weights: bool = False):
-        y, weights = self.diffusion(x, keep, position, need_weights)
+    def forward(self, x, valid=None, position=None, need_weights: bool = False):
+        y, weights = self.diffusion(x, valid, position, need_weights)
         return y + self.convection(x), weights
 
 

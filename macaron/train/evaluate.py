@@ -60,15 +60,15 @@ def eval_dtype(device: torch.device) -> torch.dtype:
 
 @torch.no_grad()
 def score(encoder, batches) -> Scores:
-    """Scores of an encoder with an MLM head on batches of (inputs, keep, labels)."""
+    """Scores of an encoder with an MLM head on batches of (inputs, valid, labels)."""
     was = encoder.training
     encoder.eval()
     device = encoder.device
     seq_loss, seq_targets, correct = [], [], 0
-    for inputs, keep, labels in batches:
-        keep, labels = keep.to(device), labels.to(device)  # always a mask: one graph for a compiled model
+    for inputs, valid, labels in batches:
+        valid, labels = valid.to(device), labels.to(device)  # always a mask: one graph for a compiled model
         with precision.autocast(device, eval_dtype(device)):
-            hidden = encoder(inputs.to(device), keep)
+            hidden = encoder(inputs.to(device), valid)
         chosen = labels != IGNORE
         logits = encoder.head(hidden[chosen]).float()
         target = labels[chosen]
@@ -92,9 +92,9 @@ def unigram_loss(train_ids: np.ndarray, vocab_size: int, batches) -> float:
     return float(-logp[targets].mean())
 
 
-def context_positions(inputs, keep, labels, sp: Specials):
+def context_positions(inputs, valid, labels, sp: Specials):
     """Where a sequence's context is: the unmasked ordinary tokens (not targets, specials or padding)."""
-    movable = keep & (labels == IGNORE)
+    movable = valid & (labels == IGNORE)
     for t in sp.never_masked:
         movable &= inputs != t
     return movable
@@ -104,10 +104,10 @@ def _changed_context(batches, sp: Specials, seed: int, change):
     """The same batches with `change(inputs, context, rng)` applied in place to a copy of each batch's inputs."""
     rng = np.random.default_rng(seed)
     out = []
-    for inputs, keep, labels in batches:
+    for inputs, valid, labels in batches:
         changed = inputs.clone()
-        change(changed, context_positions(inputs, keep, labels, sp), rng)
-        out.append((changed, keep, labels))
+        change(changed, context_positions(inputs, valid, labels, sp), rng)
+        out.append((changed, valid, labels))
     return out
 
 

@@ -92,14 +92,14 @@ class Member:
         self.loss_sum = torch.zeros((), device=dist.device)  # summed on the device: no sync per step
 
     def step(self, micro_batches, clip: float):
-        """One optimizer step on the micro-batches [(inputs, keep, labels)] of this rank."""
+        """One optimizer step on the micro-batches [(inputs, valid, labels)] of this rank."""
         n = len(micro_batches)
-        for m, (inputs, keep, labels) in enumerate(micro_batches):
+        for m, (inputs, valid, labels) in enumerate(micro_batches):
             last = m == n - 1
             sync = contextlib.nullcontext() if (self.dist.world == 1 or last) else self.net.no_sync()
             with sync:
                 with precision.autocast(self.dist.device, self.dtype):
-                    loss = self.net(inputs, keep, labels)
+                    loss = self.net(inputs, valid, labels)
                 (loss / n).backward()
             self.loss_sum += loss.detach() / n
         if clip:
@@ -144,15 +144,15 @@ def truncate_metrics(file: Path, step: int):
     """On resume: drop rows logged after the checkpoint (they are about to be recomputed)."""
     if not file.is_file():
         return
-    keep = []
+    kept = []
     for line in file.read_text().splitlines():
         try:
             if json.loads(line).get("step", 0) <= step:
-                keep.append(line)
+                kept.append(line)
         except json.JSONDecodeError:
             continue
     tmp = file.with_suffix(".tmp")
-    tmp.write_text("".join(line + "\n" for line in keep))
+    tmp.write_text("".join(line + "\n" for line in kept))
     os.replace(tmp, file)
 
 
@@ -371,13 +371,13 @@ class Run:
         mine = indices[dist.rank * per_rank:(dist.rank + 1) * per_rank]
         out = []
         for m in range(a.accum):
-            ids, keep = self.train_data.batch(mine[m * micro:(m + 1) * micro])
+            ids, valid = self.train_data.batch(mine[m * micro:(m + 1) * micro])
             inputs, labels = mask_tokens(ids, self.sp, generator_for(a.seed, step, dist.rank * per_rank + m * micro),
                                          a.mask_rate, *((1.0, 0.0) if a.mask_only else (0.8, 0.1)))
-            inputs, keep, labels = padded(inputs, keep, labels, self.sp, a.seq_len if a.compile else None)
+            inputs, valid, labels = padded(inputs, valid, labels, self.sp, a.seq_len if a.compile else None)
             # no mask lets SDPA take its fastest kernel; a compiled model always gets one (one graph)
-            keep = None if bool(keep.all()) and not a.compile else keep.to(dist.device, non_blocking=True)
-            out.append((inputs.to(dist.device, non_blocking=True), keep, labels.to(dist.device, non_blocking=True)))
+            valid = None if bool(valid.all()) and not a.compile else valid.to(dist.device, non_blocking=True)
+            out.append((inputs.to(dist.device, non_blocking=True), valid, labels.to(dist.device, non_blocking=True)))
         return out, int(self.train_data.lengths[indices].sum())
 
     def train_step(self, step: int) -> int:
