@@ -38,6 +38,11 @@ WHAT_THEY_KNOW = (
     "[MASK] .\" gets located, founded, established from the 6 × 512 pair, not paris.")
 
 
+# The pair whose layers are small steps of one flow (ModelConfig.shared/step/tied_halves): where step 4's
+# claim is measured on trained networks (macaron.orders; the Splitting lab's section 3e).
+ODE_PAIR = ("transformer-ode", "macaron-ode")
+
+
 class LessonStep(NamedTuple):
     title: str
     page: str      # the app's page file, as st.navigation knows it
@@ -84,16 +89,21 @@ LESSON = (
     LessonStep(
         "Lie–Trotter vs Strang", "views/lab.py",
         dict(sys="linear", sub="exact", beta="1", np="24", T="1", steps="8", mag="10",
-             show="lie-trotter,strang,unsplit"),
+             show="lie-trotter,strang,unsplit", a=ODE_PAIR[0], b=ODE_PAIR[1]),
         "On a toy system whose exact motion is known, the order of the sub-steps matters: solved exactly "
         "with the same G in both halves, Strang's local error is O(γ³) against Lie–Trotter's O(γ²) as the "
-        "step shrinks; with one Euler step per sub-step, the move a residual sub-layer makes, both are O(γ²).",
+        "step shrinks; with one Euler step per sub-step, the move a residual sub-layer makes, both are O(γ²). "
+        "A trained pair whose depth is time shows the same slopes (the lab's section 3e).",
         "A Transformer layer runs the Lie–Trotter order (attention, then FFN), a Macaron layer the "
         "Strang–Marchuk order (½ FFN, attention, ½ FFN). The errors are drawn ×10 in the plane; the chart "
-        "beside it gives their true size. Say the conditions with the claim: the shipped layers take one "
-        "Euler step per sub-step (O(γ²) either way), post-LN layers add a LayerNorm whose move does not "
-        "shrink with the step, and a Macaron layer's two half-FFNs are different networks. The app's "
-        "Splitting lab measures each of these.",
+        "beside it gives their true size. Say the conditions with the claim. The ODE pair (transformer-ode, "
+        "macaron-ode) meets them: one layer shared by every depth, steps of h = 0.5, post-LN without gain or "
+        "bias (the state stays on a sphere), one FFN in both of Macaron's halves; its measured slopes are "
+        "those of the theorem, against the exact flow of its own attention and FFN. The other shipped models "
+        "do not: a layer of their own at every depth, LayerNorm gains whose move does not shrink with the "
+        "step, two different half-FFNs. Either way the network takes one Euler step per sub-step, so what it "
+        "computes is O(γ²) locally in both orders: there Strang can win only by a smaller error, not a higher "
+        "order.",
         "last", "the end of the run, t = 1: the errors each scheme has gathered"),
     LessonStep(
         "Transformer vs Macaron", "views/compare.py",

@@ -17,20 +17,27 @@ network's own x ← N(x + s·h·K(x)). Whatever the slopes come out as is the re
 """
 from __future__ import annotations
 
+import json
+import sys
 from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
 
 import numpy as np
 import torch
 from torchdiffeq import odeint
 
 from .bridge import _double
+from .checkpoint import CheckpointError, read_json
 from .dynamics import as_scheme
 from .schemes import get_scheme
+from .toy import ConvergenceStudy
 
 SCALES = (1.0, 0.5, 0.25, 0.125)
 SCHEMES = ("lie-trotter", "strang")
 SUBFLOWS = ("exact", "euler")
 TOLERANCE = dict(rtol=1e-10, atol=1e-12, method="dopri5")
+FILE = "orders.json"  # a model folder's measured orders (`--save`), what the Splitting lab and the lesson show
 
 
 def _field(layer, k: int, fraction: float):
@@ -74,10 +81,6 @@ class Orders:
         rng = np.random.default_rng(seed)
         boot = [fit(rng.integers(0, len(e), len(e))) for _ in range(n_boot)]
         return float(fit(np.arange(len(e)))), float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))
-
-    def constant(self, key: str) -> float:
-        """The error at s = 1 (the model's own step), mean over states."""
-        return float(self.errors[key][:, 0].mean())
 
 
 def _entering(model, text):
@@ -160,36 +163,83 @@ def global_orders(model, texts, ns=(1, 2, 4, 8)) -> Orders:
     return Orders(1.0 / np.array(ns, dtype=float), {k: np.array(v) for k, v in errors.items()}, model.config.name)
 
 
+def measure(model, texts, global_texts) -> dict:
+    """Both studies as one JSON-ready record: mean errors against the real step γ (s·h locally, T/(L·n) at
+    T) and each slope as [fit, 2.5 %, 97.5 %] bootstrapped over the states."""
+    c = model.config
+    local, whole = local_orders(model, texts), global_orders(model, global_texts)
+    record = dict(model=c.name, measured=str(date.today()), sentences=len(texts), global_sentences=len(global_texts),
+                  states=len(local.errors["strang · exact"]), gammas=(local.scales * c.step).tolist(),
+                  horizon=c.time, n_steps=(c.n_layers / whole.scales).round().astype(int).tolist())
+    for part, orders in (("local", local), ("global", whole)):
+        record[f"{part}_error"] = {s: {f: orders.errors[f"{s} · {f}"].mean(0).tolist() for f in SUBFLOWS}
+                                   for s in SCHEMES}
+        record[f"{part}_slope"] = {s: {f: list(orders.slope(f"{s} · {f}")) for f in SUBFLOWS} for s in SCHEMES}
+    return record
+
+
+def as_study(record: dict) -> ConvergenceStudy:
+    """A record as the toy lab's study, so one chart (macaron.plot.convergence) draws both."""
+    fits = {part: {s: {f: v[0] for f, v in d.items()} for s, d in record[f"{part}_slope"].items()}
+            for part in ("local", "global")}
+    arrays = {part: {s: {f: np.asarray(v) for f, v in d.items()} for s, d in record[f"{part}_error"].items()}
+              for part in ("local", "global")}
+    return ConvergenceStudy(record["model"], np.asarray(record["gammas"]), float(record["horizon"]),
+                            np.asarray(record["n_steps"]), arrays["local"], arrays["global"], fits["local"],
+                            fits["global"])
+
+
+def read(folder) -> dict | None:
+    """A model folder's measured orders; None where none were measured; CheckpointError if unreadable."""
+    file = Path(folder) / FILE
+    if not file.exists():
+        return None
+    record = read_json(file)
+    keys = ("gammas", "horizon", "n_steps", "local_error", "global_error", "local_slope", "global_slope")
+    if not isinstance(record, dict) or any(k not in record for k in keys):
+        raise CheckpointError(f"{file}: not a record of measured orders (python -m macaron.orders --save writes one)")
+    return record
+
+
 def main(argv=None) -> int:
     """python -m macaron.orders MODEL [MODEL ...] [--sentences all|everyday|technical|FILE] [--limit N]"""
     import argparse
 
+    from . import sentences
+    from .checkpoint import resolve
     from .loading import load
-    from .sentences import read
 
     p = argparse.ArgumentParser(prog="python -m macaron.orders", description=main.__doc__)
     p.add_argument("models", nargs="+")
     p.add_argument("--sentences", default="all")
     p.add_argument("--limit", type=int, default=16, help="the first N sentences (default 16)")
     p.add_argument("--global-limit", type=int, default=4, help="sentences for the global errors (default 4)")
+    p.add_argument("--save", action="store_true", help=f"write {FILE} into each model's folder (the app shows it)")
     args = p.parse_args(argv)
-    texts = read(args.sentences)[: args.limit]
+    texts = sentences.read(args.sentences)[: args.limit]
     for name in args.models:
-        model = load(name, device="cpu")
-        c = model.config
-        print(f"{c.name}: {c.scheme}, {c.norm}-LN, h = {c.step:g}, T = {c.time:g}, shared {c.shared}, "
-              f"tied halves {c.tied_halves}")
-        for title, orders in (("local, from each layer's entering state", local_orders(model, texts)),
-                              ("global at T, L·n steps of h/n", global_orders(model, texts[: args.global_limit]))):
-            print(f"  {title} ({len(next(iter(orders.errors.values())))} states):")
-            for key in orders.errors:
-                slope, lo, hi = orders.slope(key)
-                print(f"    {key:22} slope {slope:5.2f} [{lo:5.2f}, {hi:5.2f}]   error at s = 1: "
-                      f"{orders.constant(key):.3g}")
+        try:
+            model = load(name, device="cpu")
+            c = model.config
+            print(f"{c.name}: {c.scheme}, {c.norm}-LN, h = {c.step:g}, T = {c.time:g}, shared {c.shared}, "
+                  f"tied halves {c.tied_halves}")
+            record = measure(model, texts, texts[: args.global_limit])
+        except (CheckpointError, ValueError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        for part in ("local", "global"):
+            count = f"{record['states']} states" if part == "local" else f"{record['global_sentences']} sentences"
+            print(f"  {part} ({count}):")
+            for s in SCHEMES:
+                for f in SUBFLOWS:
+                    slope, lo, hi = record[f"{part}_slope"][s][f]
+                    print(f"    {s + ' · ' + f:22} slope {slope:5.2f} [{lo:5.2f}, {hi:5.2f}]   error at the "
+                          f"model's step: {record[f'{part}_error'][s][f][0]:.3g}")
+        if args.save:
+            (resolve(name) / FILE).write_text(json.dumps(record, indent=1) + "\n")
+            print(f"  saved {resolve(name) / FILE}")
     return 0
 
 
 if __name__ == "__main__":
-    import sys
-
     sys.exit(main())

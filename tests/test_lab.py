@@ -396,3 +396,51 @@ def test_page_has_no_stray_widget_keys():
     src = (ROOT / "app" / "views" / "lab.py").read_text()
     keys = re.findall(r'key="([^"]+)"', src)
     assert keys and all(k.startswith("l_") for k in keys)
+
+
+def _trained_traces(at) -> list[dict]:
+    """The page's last chart's data lines (3e's chart: the last on the page)."""
+    return [t for t in json.loads(at.get("plotly_chart")[-1].proto.spec)["data"] if "slope local" in t.get("name", "")]
+
+
+def test_trained_orders_section_draws_each_models_record_and_names_a_damaged_one(tokenizer, tmp_path, monkeypatch):
+    """3e: for a model whose depth is time, its measured orders (macaron.orders' record) as the toy lab's chart,
+    with its slopes and their intervals in the table; a damaged record is a warning naming the file; a pair
+    without records gets the hint of where they exist."""
+    import torch
+
+    import macaron
+    from macaron import ModelConfig, orders
+
+    for scheme in ("transformer", "macaron"):
+        torch.manual_seed(0)
+        cfg = ModelConfig(scheme=scheme, d_model=32, n_layers=2, n_heads=4, ffn_total=128, max_len=128, dropout=0.0,
+                          vocab_size=tokenizer.get_vocab_size(), name=f"tiny-{scheme}", norm="post", norm_affine=False,
+                          shared=True, step=0.5, tied_halves=scheme == "macaron")
+        macaron.build(cfg, tokenizer).save(tmp_path / f"tiny-{scheme}")
+    model = macaron.load(str(tmp_path / "tiny-macaron"))
+    record = orders.measure(model, ["the cat sat ."], ["the cat sat ."])
+    (tmp_path / "tiny-macaron" / orders.FILE).write_text(json.dumps(record))
+    (tmp_path / "tiny-transformer" / orders.FILE).write_text("{\"gammas\": [0.5, 0.2")  # cut short
+    monkeypatch.setenv("MACARON_MODELS_DIR", str(tmp_path))
+    at = _lab()
+    assert not at.exception
+    assert any(h.value.startswith("3e") for h in at.subheader)
+    assert any("tiny-transformer" in w.value and "orders.json: not valid JSON" in w.value for w in at.warning)
+    assert _charts(at) == TOY + NETWORK + 1  # one record: one chart, the page's last
+    trained = _trained_traces(at)
+    assert len(trained) == 4  # two schemes, two panels (local, global)
+    np.testing.assert_allclose(trained[0]["x"], record["gammas"], rtol=1e-3)
+    np.testing.assert_allclose(trained[0]["y"], record["local_error"]["lie-trotter"]["exact"], rtol=1e-3)
+    table = at.dataframe[-1].value  # 3e's table is the section's last
+    row = table[(table["scheme"].str.startswith("Strang")) & (table["sub-flows"] == "exact")].iloc[0]
+    fit, low, high = record["local_slope"]["strang"]["exact"]
+    assert row["local slope"].startswith(f"{fit:.2f} [{low:.2f}, {high:.2f}]")
+    at.radio(key="l_sub3").set_value("euler").run()
+    assert not at.exception
+    trained = _trained_traces(at)
+    np.testing.assert_allclose(trained[0]["y"], record["local_error"]["lie-trotter"]["euler"], rtol=1e-3)
+    (tmp_path / "tiny-macaron" / orders.FILE).unlink()
+    (tmp_path / "tiny-transformer" / orders.FILE).unlink()
+    at.run()
+    assert any("Neither model has measured orders" in i.value for i in at.info)

@@ -68,6 +68,16 @@ def test_each_step_draws_the_apps_figure_at_the_steps_view(page, models_dir, sta
     data, layout, frames = figure_spec(page, "fig-4")  # the Splitting lab: the plane and its error chart
     view = lesson.LESSON[3].view
     assert len(frames) == int(view["steps"]) + 1 and "xaxis2" in layout and "RMS" in layout["yaxis2"]["title"]["text"]
+    from macaron import orders  # and the claim measured on the trained ODE pair's Macaron (lab section 3e)
+    from macaron.checkpoint import resolve
+
+    record = orders.read(resolve(view["b"]))
+    for solver in ("exact", "euler"):
+        data, layout, _ = figure_spec(page, f"fig-4-trained-{solver}")
+        strang = next(d for d in data if d.get("name", "").startswith("Strang") and d["xaxis"] == "x")
+        assert strang["y"] == pytest.approx(record["local_error"]["strang"][solver], rel=1e-3)
+        slope = record["local_slope"]["strang"][solver][0]
+        assert f"slope local {slope:.2f}" in strang["name"] and f"{slope:.2f} (Strang)" in page
     data, layout, frames = figure_spec(page, "fig-5")  # Compare: two panels on one layer clock
     assert "xaxis2" in layout and layout["title"]["text"].startswith("<b>layer time t = 0")
     tiny_macaron = macaron.load(models_dir / "tiny-macaron", device="cpu").trace(river)

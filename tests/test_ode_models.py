@@ -134,6 +134,46 @@ def test_splitting_orders_on_a_networks_own_fields_are_the_theorems(tokenizer, k
         local_orders(build(ModelConfig(norm="post", d_model=32, n_heads=4, ffn_total=128, vocab_size=64)), text)
 
 
+def test_measured_orders_are_saved_read_and_drawn_as_measured(tokenizer, tmp_path):
+    """The record the lab and the lesson show: its mean errors are the studies' own, at the real steps
+    (s·h locally; T/(L·n) globally), its fitted slopes are the log-log fits of those means, and a damaged
+    file is a CheckpointError naming it, not a traceback."""
+    import json
+
+    import numpy as np
+
+    from macaron import orders
+    from macaron.checkpoint import CheckpointError
+
+    torch.manual_seed(0)
+    model = build(ModelConfig(d_model=32, n_layers=2, n_heads=4, ffn_total=128, vocab_size=tokenizer.get_vocab_size(),
+                              max_len=64, dropout=0.0, shared=True, step=0.5, scheme="macaron", norm="post",
+                              norm_affine=False, tied_halves=True), tokenizer)
+    record = orders.measure(model, ["the cat sat ."], ["the cat sat ."])
+    assert record["states"] == 2 and record["horizon"] == 1.0
+    np.testing.assert_allclose(record["gammas"], [0.5, 0.25, 0.125, 0.0625])
+    np.testing.assert_allclose(np.float64(record["horizon"]) / np.array(record["n_steps"]), [0.5, 0.25, 0.125, 0.0625])
+    local = orders.local_orders(model, ["the cat sat ."])
+    np.testing.assert_allclose(record["local_error"]["strang"]["exact"], local.errors["strang · exact"].mean(0))
+    study = orders.as_study(json.loads(json.dumps(record)))  # what a file gives back
+    for s in ("lie-trotter", "strang"):
+        for f in ("exact", "euler"):
+            fit = np.polyfit(np.log(study.gammas), np.log(study.local_error[s][f]), 1)[0]
+            assert study.local_slope[s][f] == pytest.approx(fit)
+            low, high = record["local_slope"][s][f][1:]
+            assert low <= fit <= high
+    assert study.local_slope["strang"]["exact"] == pytest.approx(3, abs=0.15)
+    assert orders.read(tmp_path) is None  # none measured: nothing to show
+    (tmp_path / orders.FILE).write_text(json.dumps(record)[:200])
+    with pytest.raises(CheckpointError, match="orders.json: not valid JSON"):
+        orders.read(tmp_path)
+    (tmp_path / orders.FILE).write_text(json.dumps({"gammas": [1.0]}))
+    with pytest.raises(CheckpointError, match="not a record of measured orders"):
+        orders.read(tmp_path)
+    (tmp_path / orders.FILE).write_text(json.dumps(record))
+    assert orders.read(tmp_path) == json.loads(json.dumps(record))
+
+
 def test_the_ode_pair_is_named_by_its_size_and_matches_in_parameters():
     from macaron.train.options import model_configs, parse_args
 

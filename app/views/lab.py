@@ -8,7 +8,8 @@ import streamlit as st
 import explorer_cache as cache
 import explorer_state as state
 import lab_cache
-from macaron import bridge, plot, toy
+from macaron import bridge, orders, plot, toy
+from macaron.checkpoint import CheckpointError
 from macaron.plot.lab import model_colors, slope_text
 from macaron.plot.style import SchemeStyle, scheme_style
 from macaron.schemes import SCHEMES
@@ -434,17 +435,59 @@ def section_networks() -> dict:
     state.explain("Spread = RMS distance of the particles to their centre; raw = the residual stream, normalised = "
                   "each token standardised (what the next operator reads). Whether diffusion gathers the particles "
                   "and convection spreads them is measured here, not assumed: it depends on the view and the model.")
+    section_trained_orders(measured, (pa, pb))
     with st.expander("What these measures show, and what they do not"):
         st.markdown(
             "- **They are properties of real layers on real states**, with the conditions of the splitting "
             "theorems checked one by one: step size, commutator (with a control), tied halves.\n"
-            "- **They do not give an order of accuracy.** There is no exact flow of a trained network to compare "
-            "with, F and G change from layer to layer, and LayerNorm sits inside every operator (pre-LN) or "
-            "after every move (post-LN).\n"
+            "- **3a–3d do not give an order of accuracy.** For a model with a layer of its own at every depth "
+            "there is no one flow to compare with: F and G change from layer to layer, and a post-LN model's "
+            "LayerNorm gain and bias move the state by an amount that does not shrink with the step. 3e "
+            "measures the order where such a flow exists: one shared layer, and post-LN without gain or bias "
+            "(the ODE pair).\n"
             "- **The two models are trained separately**: their F and G are different functions. Which model "
             "models language better is a question for held-out loss (README, shipped models).\n"
             "- **One sentence**: try several; [CLS] and [SEP] are included.")
     return url
+
+
+def section_trained_orders(measured: list, picks: tuple) -> None:
+    st.subheader("3e · The splitting order on a trained flow")
+    found = []
+    for slot, name, _, _ in measured:
+        try:
+            record = orders.read(picks[slot][1])
+        except CheckpointError as e:
+            st.warning(f"{name}: {e}", icon=":material/info:")
+            continue
+        if record is not None:
+            found.append((name, record))
+    if not found:
+        st.info("Neither model has measured orders. They exist for models whose depth is time: one layer shared "
+                "by every depth, post-LN without gain or bias (pick transformer-ode and macaron-ode); "
+                "`python -m macaron.orders FOLDER --save` measures a model of that kind.", icon=":material/info:")
+        return
+    st.markdown(
+        "One shared layer is one vector field V = F + G, so its exact flow exists and can be solved (torchdiffeq, "
+        "float64): each scheme's step, built from the network's own attention F and FFN G, is held against it, "
+        "at the model's own step h and at h/2, h/4, h/8.")
+    solver = st.radio("Sub-flows", list(SOLVERS), format_func=SOLVERS.get, key="l_sub3", horizontal=True)
+    for k, (name, record) in enumerate(found):
+        st.plotly_chart(plot.convergence(orders.as_study(record), solver, ["lie-trotter", "strang"]),
+                        key=f"l_trained_{k}", **CHART)
+        st.caption(f"{name}: {record['states']} states entering a layer, from {record['sentences']} shipped "
+                   f"sentences (local); {record['global_sentences']} sentences run to T = {record['horizon']:g} "
+                   f"(global); measured {record['measured']}.")
+    rows = [{"model": name, **row} for name, record in found
+            for row in plot.slope_rows(orders.as_study(record), ["lie-trotter", "strang"],
+                                       intervals={"local": record["local_slope"], "global": record["global_slope"]})]
+    st.dataframe(rows, hide_index=True, width="stretch")
+    state.explain(
+        "Slopes fitted to the mean error, with 95 % bootstrap intervals over the states; theory in brackets. "
+        "Each model runs one of the two orders as it was trained (Transformer: Lie–Trotter; Macaron: Strang with "
+        "one FFN in both halves); the other order is built from the same F and G. The states live on the sphere "
+        "of radius √d that a post-LN norm without gain or bias projects onto, so every field is the projected "
+        "one and the Euler sub-step is the network's own x ← N(x + γ·op(x)).")
 
 
 def render() -> None:

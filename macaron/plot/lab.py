@@ -307,15 +307,18 @@ def _sup(p: int) -> str:
     return {1: "¹", 2: "²", 3: "³"}.get(p, f"^{p}")
 
 
-def _measured(slope: float, errors, expected: int | None) -> str:
+def _measured(slope: float, errors, expected: int | None, interval=None) -> str:
     if is_roundoff(errors):
         return "exact (round-off)"
-    return slope_text(slope, errors) + (f" (γ{_sup(expected)})" if expected else "")
+    ci = f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval is not None else ""
+    return slope_text(slope, errors) + ci + (f" (γ{_sup(expected)})" if expected else "")
 
 
 def slope_rows(study: ConvergenceStudy, schemes: Sequence[str] | None = None,
-               solvers: Sequence[str] = ("exact", "euler")) -> list[dict]:
-    """One row per scheme × sub-flow solver: measured and expected orders (for a table)."""
+               solvers: Sequence[str] = ("exact", "euler"), intervals: dict | None = None) -> list[dict]:
+    """One row per scheme × sub-flow solver: measured and expected orders (for a table). `intervals`:
+    {"local"|"global": {scheme: {solver: (fit, low, high)}}} (macaron.orders' record) adds 95 % intervals."""
+    ci = lambda part, s, solver: intervals[part][s][solver][1:] if intervals else None  # noqa: E731
     rows = []
     for solver in solvers:
         for s in (schemes or SCHEMES):
@@ -327,8 +330,8 @@ def slope_rows(study: ConvergenceStudy, schemes: Sequence[str] | None = None,
                 "scheme": _scheme(s).title,
                 "network layer": _scheme(s).layer,
                 "sub-flows": "exact" if solver == "exact" else "one Euler step each",
-                "local slope": _measured(study.local_slope[s][solver], loc, exp_local),
-                "global slope": _measured(study.global_slope[s][solver], glo, exp_global),
+                "local slope": _measured(study.local_slope[s][solver], loc, exp_local, ci("local", s, solver)),
+                "global slope": _measured(study.global_slope[s][solver], glo, exp_global, ci("global", s, solver)),
                 "error at finest γ": f"{float(np.asarray(glo)[-1]):.2g}",
             })
     return rows

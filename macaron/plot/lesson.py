@@ -21,14 +21,14 @@ from pathlib import Path
 
 import plotly.io as pio
 
-from .. import analysis, lesson, toy
+from .. import analysis, lesson, orders, toy
 from ..checkpoint import CheckpointError, available, default_pair, resolve
 from ..loading import load
 from ..milestones import Milestone, milestones
 from ..model import InputError
 from ..schemes import SCHEMES
 from .compare import compare
-from .lab import toy_particles
+from .lab import convergence, toy_particles
 from .particles import logit_lens, one_frame, particles
 from .style import model_label
 
@@ -225,6 +225,31 @@ def lab_panel(step: lesson.LessonStep, div_id: str) -> Panel:
                  f"step {f} of {n_steps}, t = {paths.times[f]:g}", caption)
 
 
+def trained_orders_html(step: lesson.LessonStep, div_id: str) -> str:
+    """Step 4's claim on a trained network: the Macaron of the ODE pair (the step's `b`), its measured
+    orders with exact and with Euler sub-flows (macaron.orders' record, as the lab's section 3e draws it)."""
+    name = step.view.get("b", "")
+    try:
+        record = orders.read(resolve(name))
+    except CheckpointError:
+        record = None
+    if record is None:
+        return f"<p class='caption'>The measured orders of {html.escape(name)} are not in this installation.</p>"
+    study, out = orders.as_study(record), []
+    for solver, words in (("exact", "each sub-flow solved exactly (the theorem's setting)"),
+                          ("euler", "one Euler move per sub-step (what the network computes)")):
+        slopes = {s: record["local_slope"][s][solver][0] for s in ("lie-trotter", "strang")}
+        fig = convergence(study, solver, ["lie-trotter", "strang"])
+        out.append(_figure_block(Panel(figure_html(fig, f"{div_id}-{solver}"), still_html(fig, f"{div_id}-{solver}-p"),
+                                       "its only state", f"<b>{html.escape(name)}</b>, trained, {words}: local "
+                                       f"slopes {slopes['lie-trotter']:.2f} (Lie–Trotter) and {slopes['strang']:.2f} "
+                                       f"(Strang), from {record['states']} states of {record['sentences']} sentences; "
+                                       f"the exact flow of its own attention + FFN solved by torchdiffeq. Measured "
+                                       f"{html.escape(record['measured'])}."),
+                                 "the measured errors against the step"))
+    return "".join(out)
+
+
 def compare_panel(ms: Models, step: lesson.LessonStep, div_id: str, font_size: int) -> Panel:
     """Compare's two models on one layer clock, each in its own PCA (views/compare.py, two models)."""
     text = step.view["s"]
@@ -359,7 +384,8 @@ def lesson_html(models=None, learner=None, *, present: bool = False, device: str
     for k, step in enumerate(lesson.LESSON, start=1):
         view = lesson.params(k, "{transformer}", "{macaron}")
         if step.page.endswith("lab.py"):
-            parts.append(_step_html(k, step, _figure_block(lab_panel(step, f"fig-{k}"), step.print_why), present))
+            parts.append(_step_html(k, step, _figure_block(lab_panel(step, f"fig-{k}"), step.print_why)
+                                    + trained_orders_html(step, f"fig-{k}-trained"), present))
         elif step.page.endswith("compare.py"):
             parts.append(_step_html(k, step, _figure_block(compare_panel(ms, step, f"fig-{k}", font),
                                                            step.print_why), present))
