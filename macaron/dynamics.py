@@ -415,7 +415,8 @@ def past_depth(model) -> int:
     return (PAST_TIME - 1) * len(model.layers) if model.config.shared else PAST_DEPTH
 
 
-def standard_experiments(model, refine: Sequence[int] = (2, 4), extend: Sequence[int] = (1, 2, 4)) -> list[Experiment]:
+def standard_experiments(model, refine: Sequence[int] = (2, 4, 8),
+                         extend: Sequence[int] = (1, 2, 4)) -> list[Experiment]:
     """The model as trained, then: its operators in every other sequential registered scheme's order
     and in reverse order, each sub-step refined n times, each of these in all layers and in layers
     2 to L alone (pre-LN, the first layer's step is large: the embedding is small next to its update), and

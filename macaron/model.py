@@ -319,7 +319,7 @@ class Encoder(nn.Module):
     def _meta(self, program=None) -> dict:
         c = self.config
         meta = dict(model=c.name, scheme=c.scheme, norm=c.norm, attention=c.attention, position=c.position,
-                    d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads, device=str(self.device))
+                    d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads, step=c.step, device=str(self.device))
         if program is not None:
             meta["program"] = [[i, [list(entry) for entry in plan]] for i, plan in program]
         return meta

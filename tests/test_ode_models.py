@@ -193,3 +193,16 @@ def test_the_label_says_what_makes_a_model_an_ode():
     for words in ("shared by every step", "h = 0.5 to T = 1.5", "halves tied", "sphere"):
         assert words in label
     assert not any(w in model_label(tiny()) for w in ("shared", "h =", "tied", "sphere"))
+
+
+def test_the_particles_clock_reads_the_flows_time():
+    """A model whose layers are steps h of one flow shows time h·depth (after layer 2 of h = 0.25: t = 0.5);
+    a unit-step model keeps the layer clock."""
+    from macaron.plot.particles import frame_title
+
+    for h, shared in ((0.25, True), (1.0, False)):
+        model = tiny(step=h, shared=shared, scheme="macaron")
+        traj = model.trace([2, 7, 9, 3])
+        end_of_layer_2 = next(k + 1 for k, s in enumerate(traj.steps) if s.time == 2.0)
+        title = frame_title(traj, end_of_layer_2)
+        assert (f"t = {2 * h:g} (h = {h:g})" if h != 1.0 else "t = 2  ·") in title, title

@@ -60,7 +60,14 @@ def frame_title(traj: Trajectory, f: int) -> str:
         return f"<b>embedding</b>  ·  t = 0, before layer 1  ·  {count}"
     layer, what = step.label.split(" · ", 1)
     return (f"<b>{esc(layer)} · <span style='color:{KIND_COLOR[step.kind]}'>{esc(what)}</span></b>"
-            f"  ·  t = {step.time:g}  ·  {count}")
+            f"  ·  {clock(traj, step.time)}  ·  {count}")
+
+
+def clock(traj: Trajectory, depth: float) -> str:
+    """The time a state is at: in layers, or for a model whose layers are steps h of one flow (ModelConfig.step),
+    in that flow's time h·depth."""
+    h = traj.meta.get("step", 1.0)
+    return f"t = {depth:g}" if h == 1.0 else f"t = {h * depth:.4g} (h = {h:g})"
 
 
 def _nan_separated(parts: list[np.ndarray]) -> np.ndarray:
