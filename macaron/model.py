@@ -75,37 +75,38 @@ class Layer(nn.Module):
     def plan(self) -> tuple[tuple[int, float, int], ...]:
         return tuple((k, s.fraction, 1) for k, s in enumerate(self.scheme))
 
-    def velocity(self, k: int, x, valid=None, position=None, need_weights=False):
+    def velocity(self, k: int, x, attention_mask=None, position=None, need_weights=False):
         """The operator of sub-step k evaluated at state x: (v [B, T, d], mixing or None)."""
         inp = x if self.post_norm else self.norms[k](x)
         if self.scheme[k].kind == CONVECTION:
             return self.ops[k](inp), None
-        return self.ops[k](inp, valid, position, need_weights)
+        return self.ops[k](inp, attention_mask, position, need_weights)
 
-    def substep(self, k: int, x, valid=None, position=None, need_weights=False, fraction: float | None = None,
+    def substep(self, k: int, x, attention_mask=None, position=None, need_weights=False, fraction: float | None = None,
                 moves: int = 1, sizes: list | None = None):
         """Advance x by sub-step k for `fraction` of the step (default: its fraction in the scheme), in
         `moves` Euler moves of fraction/moves each. Post-LN normalises once, after the last move: the
         norm is not part of the sub-flow that finer moves resolve. The mixing weights returned are
         those at the state entering the sub-step. `sizes` receives each move's mean ‖Δx‖²/‖x‖²."""
         h = (self.scheme[k].fraction if fraction is None else fraction) / moves
-        x, weights = self.move(k, x, h, valid, position, need_weights, sizes)
+        x, weights = self.move(k, x, h, attention_mask, position, need_weights, sizes)
         for _ in range(moves - 1):
-            x = self.move(k, x, h, valid, position, sizes=sizes)[0]
+            x = self.move(k, x, h, attention_mask, position, sizes=sizes)[0]
         return (self.norms[k](x) if self.post_norm else x), weights
 
-    def move(self, k: int, x, h: float, valid=None, position=None, need_weights=False, sizes: list | None = None):
+    def move(self, k: int, x, h: float, attention_mask=None, position=None, need_weights=False,
+             sizes: list | None = None):
         """One Euler move of sub-step k's operator for a fraction h of the layer's step, x + step·h·op,
         without a post-LN norm: (x', mixing)."""
-        v, weights = self.velocity(k, x, valid, position, need_weights)
+        v, weights = self.velocity(k, x, attention_mask, position, need_weights)
         dx = self.step * h * self.drop(v)
         if sizes is not None:  # the move relative to the state, squared: what a penalty keeps small
             sizes.append((dx.float().pow(2).sum(-1) / x.float().pow(2).sum(-1).clamp_min(1e-12)).mean())
         return x + dx, weights
 
-    def forward(self, x, valid=None, position=None, record=None, plan=None, sizes: list | None = None):
+    def forward(self, x, attention_mask=None, position=None, record=None, plan=None, sizes: list | None = None):
         for k, h, n in plan or self.plan:
-            x, weights = self.substep(k, x, valid, position, record is not None, h, n, sizes)
+            x, weights = self.substep(k, x, attention_mask, position, record is not None, h, n, sizes)
             if record is not None:
                 record.append(Intermediate(x, weights))
         return x
@@ -174,9 +175,9 @@ class Encoder(nn.Module):
         walking its scheme (a plan is ((sub-step index, fraction, Euler moves), ...), see Layer)."""
         return tuple((i, layer.plan) for i, layer in enumerate(self.layers))
 
-    def forward(self, ids, valid=None, record=None, program=None, sizes: list | None = None):
-        """ids [B, T] -> hidden states [B, T, d] after the final norm. `valid` [B, T] bool: True on real tokens,
-        False on padding, which no token attends to (None: no padding). `record`, a list, receives
+    def forward(self, ids, attention_mask=None, record=None, program=None, sizes: list | None = None):
+        """ids [B, T] -> hidden states [B, T, d] after the final norm. `attention_mask` [B, T] bool: True on real
+        tokens, False on padding, which no token attends to (None: no padding). `record`, a list, receives
         an Intermediate (state, mixing) for the embedding and after every sub-step. `program` runs the layers'
         operators in another arrangement: reordered, refined, a layer repeated (default: its own).
         `sizes`, a list, receives every Euler move's mean ‖Δx‖²/‖x‖² (a differentiable scalar each)."""
@@ -185,7 +186,7 @@ class Encoder(nn.Module):
             record.append(Intermediate(x, None))
         positions = self.block_positions(ids.shape[1])
         for i, plan in self.program() if program is None else program:
-            x = self.layers[i](x, valid, positions[i], record, plan, sizes)
+            x = self.layers[i](x, attention_mask, positions[i], record, plan, sizes)
         return self.final_norm(x)
 
     def head(self, hidden):  # [..., d] -> [..., V]
@@ -196,8 +197,8 @@ class Encoder(nn.Module):
     # ---- public, per sentence --------------------------------------------------------
     def encode(self, token_ids, program=None) -> torch.Tensor:
         """Final hidden states [T, d] of one sentence (or [B, T, d] for a padded batch)."""
-        ids, valid, single = self._as_batch(token_ids)
-        out = self(ids, valid, program=program)
+        ids, attention_mask, single = self._as_batch(token_ids)
+        out = self(ids, attention_mask, program=program)
         return out[0] if single else out
 
     def mlm_logits(self, token_ids) -> torch.Tensor:
@@ -280,9 +281,9 @@ class Encoder(nn.Module):
             from tqdm.auto import tqdm
             bar = tqdm(total=len(rows), desc=f"tracing {self.config.name or 'model'}", unit="sentence")
         for batch in batches:
-            ids, valid, _ = self._as_batch([rows[i][0] for i in batch])
+            ids, attention_mask, _ = self._as_batch([rows[i][0] for i in batch])
             record: list = []
-            final = self(ids, valid, record, program)
+            final = self(ids, attention_mask, record, program)
             yield from zip(batch, self._trajectories([rows[i] for i in batch], [texts[i] for i in batch], record,
                                                      final, steps, meta))
             if bar is not None:
@@ -338,7 +339,7 @@ class Encoder(nn.Module):
         return ids, [vocab(i) for i in ids], 0
 
     def _as_batch(self, token_ids):
-        """One id list/1-D tensor, or a batch of them, to padded ids [B, T] and the valid mask [B, T]
+        """One id list/1-D tensor, or a batch of them, to padded ids [B, T] and the attention_mask mask [B, T]
         (True on real tokens, False on padding; None when rows of ids need no padding)."""
         if torch.is_tensor(token_ids) and token_ids.dim() == 2:
             ids = token_ids.to(self.device)
@@ -347,12 +348,13 @@ class Encoder(nn.Module):
         rows = [self._ids_row(token_ids)[0]] if single else [self._ids_row(r)[0] for r in token_ids]
         T = max(map(len, rows))
         ids = torch.full((len(rows), T), self.config.pad_id, dtype=torch.long)
-        valid = torch.zeros((len(rows), T), dtype=torch.bool)
+        attention_mask = torch.zeros((len(rows), T), dtype=torch.bool)
         for b, r in enumerate(rows):
             ids[b, : len(r)] = torch.tensor(r)
-            valid[b, : len(r)] = True
-        valid = None if bool(valid.all()) else valid.to(self.device)  # no mask lets SDPA take its fastest kernel
-        return ids.to(self.device), valid, single
+            attention_mask[b, : len(r)] = True
+        # no mask lets SDPA take its fastest kernel
+        attention_mask = None if bool(attention_mask.all()) else attention_mask.to(self.device)
+        return ids.to(self.device), attention_mask, single
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

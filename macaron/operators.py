@@ -95,8 +95,8 @@ class Diffusion(nn.Module):
             return (self.r1[:, :T] @ self.r2[:, :T].transpose(-2, -1))[None]
         raise ValueError(part)
 
-    def forward(self, x, valid=None, position=None, need_weights: bool = False):
-        """x [B, T, d]; valid [B, T] bool, True on real tokens and False on padding (as SDPA's boolean
+    def forward(self, x, attention_mask=None, position=None, need_weights: bool = False):
+        """x [B, T, d]; attention_mask [B, T] bool, True on real tokens and False on padding (as SDPA's boolean
         attn_mask: True may be attended to; None: no padding); position [T, d] added to the input
         (FLOATER). Returns (y [B, T, d], mixing [B, H, T, T] or None)."""
         B, T, d = x.shape
@@ -109,7 +109,7 @@ class Diffusion(nn.Module):
             q, k, v = (self._heads(t) for t in self.qkv(x).split(d, dim=-1))
         else:
             v = self._heads(self.value(x))
-        mask = None if valid is None else valid[:, None, None, :]  # broadcast over heads and queries
+        mask = None if attention_mask is None else attention_mask[:, None, None, :]  # broadcast over heads and queries
         p = self.dropout if self.training else 0.0
         if self.parts == ["dot"] and not need_weights:  # the fast path: fused SDPA kernel
             y, weights = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p), None
@@ -139,8 +139,8 @@ class Parallel(nn.Module):
         self.diffusion = Diffusion(cfg)
         self.convection = Convection(cfg.d_model, cfg.ffn_inner, cfg.activation)
 
-    def forward(self, x, valid=None, position=None, need_weights: bool = False):
-        y, weights = self.diffusion(x, valid, position, need_weights)
+    def forward(self, x, attention_mask=None, position=None, need_weights: bool = False):
+        y, weights = self.diffusion(x, attention_mask, position, need_weights)
         return y + self.convection(x), weights
 
 

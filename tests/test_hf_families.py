@@ -123,7 +123,7 @@ def make_folder(root, family: str, seed: int = 0):
     return folder, model
 
 
-def hf_states(model, family: str, ids: torch.Tensor, valid: torch.Tensor):
+def hf_states(model, family: str, ids: torch.Tensor, attention_mask: torch.Tensor):
     """transformers' states (embedding, then after every sub-step) and final output, and the MLM logits."""
     base = getattr(model, model.base_model_prefix)
     captured = []
@@ -134,7 +134,7 @@ def hf_states(model, family: str, ids: torch.Tensor, valid: torch.Tensor):
     modules = [embedding_out(base)] + FAMILIES[family][3](base)
     hooks = [m.register_forward_hook(keep_output) for m in dict.fromkeys(modules)]  # a shared module hooked once
     with torch.no_grad():
-        out = model(input_ids=ids, attention_mask=valid.long(), output_hidden_states=True)
+        out = model(input_ids=ids, attention_mask=attention_mask.long(), output_hidden_states=True)
     for h in hooks:
         h.remove()
     logits = out.logits if type(model).__name__.endswith("MaskedLM") else None  # ELECTRA's discriminator: no MLM
@@ -158,10 +158,10 @@ def test_every_substep_matches_transformers(folders, family):
     trajs = ours.trace(TEXTS)
     lengths = [len(t.token_ids) for t in trajs]
     ids = torch.full((2, max(lengths)), ours.config.pad_id)
-    valid = torch.zeros(2, max(lengths), dtype=torch.bool)
+    attention_mask = torch.zeros(2, max(lengths), dtype=torch.bool)
     for b, t in enumerate(trajs):
-        ids[b, : lengths[b]], valid[b, : lengths[b]] = torch.tensor(t.token_ids), True
-    captured, final, logits = hf_states(hf, family, ids, valid)
+        ids[b, : lengths[b]], attention_mask[b, : lengths[b]] = torch.tensor(t.token_ids), True
+    captured, final, logits = hf_states(hf, family, ids, attention_mask)
     assert len(captured) == 1 + trajs[0].n_steps == 1 + 2 * hf.config.num_hidden_layers
     diffs = {"sub-steps": [], "final": [], "logits": []}
     for b, t in enumerate(trajs):

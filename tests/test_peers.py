@@ -63,20 +63,20 @@ def test_layers_match_x_transformers(scheme, macaron_block):
     peer = _peer(model, macaron_block)
     torch.manual_seed(1)
     x = torch.randn(3, 11, D)
-    valid = torch.ones(3, 11, dtype=torch.bool)
-    valid[1, 8:] = False  # padding in one sentence
+    attention_mask = torch.ones(3, 11, dtype=torch.bool)
+    attention_mask[1, 8:] = False  # padding in one sentence
     with torch.no_grad():
         ours = x
         for layer in model.layers:
-            ours = layer(ours, valid)
+            ours = layer(ours, attention_mask)
         ours = model.final_norm(ours)
-        theirs = peer(x, mask=valid)
-    real = valid[..., None].expand_as(ours)
+        theirs = peer(x, mask=attention_mask)
+    real = attention_mask[..., None].expand_as(ours)
     torch.testing.assert_close(ours[real], theirs[real], rtol=1e-4, atol=1e-5)
     # and the order matters: the peer's other block type gives another answer
     other = _peer(_ours("transformer" if macaron_block else "macaron"), not macaron_block)
     with torch.no_grad():
-        assert not torch.allclose(other(x, mask=valid)[real], theirs[real], atol=1e-3)
+        assert not torch.allclose(other(x, mask=attention_mask)[real], theirs[real], atol=1e-3)
 
 
 def test_hf_import_matches_bert_after_every_substep(hf_bert_folder):

@@ -148,8 +148,8 @@ def test_packed_rows_on_the_fixture(tiny):
     assert seps == inner > 0, "documents sharing a sequence are separated by one [SEP] each"
     body = np.concatenate([r[1:-1][r[1:-1] != sp.sep] for r in map(packed.row, range(len(packed)))])
     assert np.array_equal(body, np.asarray(split.ids, dtype=np.int64)), "packing lost or reordered tokens"
-    ids, valid = packed.batch([0, 1, 2])
-    assert ids.shape[0] == 3 and torch.equal(valid, ids != sp.pad)
+    ids, attention_mask = packed.batch([0, 1, 2])
+    assert ids.shape[0] == 3 and torch.equal(attention_mask, ids != sp.pad)
 
 
 def test_pretokenised_cache_is_reused_and_keyed_by_tokenizer(tiny, tmp_path, monkeypatch):
@@ -533,9 +533,9 @@ def test_shuffled_context_moves_only_unmasked_words(tiny):
 
     _, sp, batches = _valid(tiny)
     moved = 0
-    for (a, valid, lab), (b, valid2, lab2) in zip(batches, shuffle_context(batches, sp)):
-        assert torch.equal(valid, valid2) and torch.equal(lab, lab2)
-        fixed = (lab != D.IGNORE) | ~valid | (a == sp.cls) | (a == sp.sep)
+    for (a, attention_mask, lab), (b, attention_mask2, lab2) in zip(batches, shuffle_context(batches, sp)):
+        assert torch.equal(attention_mask, attention_mask2) and torch.equal(lab, lab2)
+        fixed = (lab != D.IGNORE) | ~attention_mask | (a == sp.cls) | (a == sp.sep)
         assert torch.equal(a[fixed], b[fixed]), "a target, [CLS], [SEP] or padding moved"
         for r in range(len(a)):  # the same words, in another order
             assert sorted(a[r][~fixed[r]].tolist()) == sorted(b[r][~fixed[r]].tolist())
@@ -548,9 +548,9 @@ def test_replaced_context_changes_only_unmasked_words_into_ordinary_ones(tiny):
 
     _, sp, batches = _valid(tiny)
     changed = context = 0
-    for (a, valid, lab), (b, valid2, lab2) in zip(batches, replace_context(batches, sp)):
-        assert torch.equal(valid, valid2) and torch.equal(lab, lab2)
-        fixed = (lab != D.IGNORE) | ~valid | (a == sp.cls) | (a == sp.sep)
+    for (a, attention_mask, lab), (b, attention_mask2, lab2) in zip(batches, replace_context(batches, sp)):
+        assert torch.equal(attention_mask, attention_mask2) and torch.equal(lab, lab2)
+        fixed = (lab != D.IGNORE) | ~attention_mask | (a == sp.cls) | (a == sp.sep)
         assert torch.equal(a[fixed], b[fixed]), "a target, [CLS], [SEP] or padding changed"
         assert bool((b[~fixed] >= sp.first_ordinary).all()) and bool((b[~fixed] < sp.vocab_size).all())
         changed, context = changed + int((a != b).sum()), context + int((~fixed).sum())

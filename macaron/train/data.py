@@ -274,7 +274,7 @@ class Packed:
         return np.concatenate(([self.sp.cls], body, [self.sp.sep]))
 
     def batch(self, indices) -> tuple[torch.Tensor, torch.Tensor]:
-        """ids [B, T] (padded to the longest row) and valid [B, T] (True on real tokens, False on padding)."""
+        """ids [B, T] (padded to the longest row) and attention_mask [B, T] (True on real tokens, False on padding)."""
         rows = [self.row(int(i)) for i in indices]
         T = max(map(len, rows))
         ids = np.full((len(rows), T), self.sp.pad, dtype=np.int64)
@@ -371,20 +371,20 @@ def validation_batches(packed: Packed, n_seqs: int, batch: int, seed: int, pad_t
     g = generator_for(seed, 0xE7A1)
     out = []
     for a in range(0, n, batch):
-        ids, valid = packed.batch(range(a, min(n, a + batch)))
+        ids, attention_mask = packed.batch(range(a, min(n, a + batch)))
         inputs, labels = mask_tokens(ids, packed.sp, g)
-        out.append(padded(inputs, valid, labels, packed.sp, pad_to))
+        out.append(padded(inputs, attention_mask, labels, packed.sp, pad_to))
     return out
 
 
-def padded(inputs, valid, labels, sp: Specials, length: int | None):
+def padded(inputs, attention_mask, labels, sp: Specials, length: int | None):
     """The batch right-padded to `length` columns (one shape for a compiled model). Padding comes
     after masking, so the masks do not depend on it."""
     if length is None or inputs.shape[1] >= length:
-        return inputs, valid, labels
+        return inputs, attention_mask, labels
     extra = length - inputs.shape[1]
 
     def grow(t, value):
         return torch.cat([t, torch.full((len(t), extra), value, dtype=t.dtype)], dim=1)
 
-    return grow(inputs, sp.pad), grow(valid, False), grow(labels, IGNORE)
+    return grow(inputs, sp.pad), grow(attention_mask, False), grow(labels, IGNORE)

@@ -60,15 +60,16 @@ def eval_dtype(device: torch.device) -> torch.dtype:
 
 @torch.no_grad()
 def score(encoder, batches) -> Scores:
-    """Scores of an encoder with an MLM head on batches of (inputs, valid, labels)."""
+    """Scores of an encoder with an MLM head on batches of (inputs, attention_mask, labels)."""
     was = encoder.training
     encoder.eval()
     device = encoder.device
     seq_loss, seq_targets, correct = [], [], 0
-    for inputs, valid, labels in batches:
-        valid, labels = valid.to(device), labels.to(device)  # always a mask: one graph for a compiled model
+    for inputs, attention_mask, labels in batches:
+        # always a mask: one graph for a compiled model
+        attention_mask, labels = attention_mask.to(device), labels.to(device)
         with precision.autocast(device, eval_dtype(device)):
-            hidden = encoder(inputs.to(device), valid)
+            hidden = encoder(inputs.to(device), attention_mask)
         chosen = labels != IGNORE
         logits = encoder.head(hidden[chosen]).float()
         target = labels[chosen]
@@ -92,9 +93,9 @@ def unigram_loss(train_ids: np.ndarray, vocab_size: int, batches) -> float:
     return float(-logp[targets].mean())
 
 
-def context_positions(inputs, valid, labels, sp: Specials):
+def context_positions(inputs, attention_mask, labels, sp: Specials):
     """Where a sequence's context is: the unmasked ordinary tokens (not targets, specials or padding)."""
-    movable = valid & (labels == IGNORE)
+    movable = attention_mask & (labels == IGNORE)
     for t in sp.never_masked:
         movable &= inputs != t
     return movable
@@ -104,10 +105,10 @@ def _changed_context(batches, sp: Specials, seed: int, change):
     """The same batches with `change(inputs, context, rng)` applied in place to a copy of each batch's inputs."""
     rng = np.random.default_rng(seed)
     out = []
-    for inputs, valid, labels in batches:
+    for inputs, attention_mask, labels in batches:
         changed = inputs.clone()
-        change(changed, context_positions(inputs, valid, labels, sp), rng)
-        out.append((changed, valid, labels))
+        change(changed, context_positions(inputs, attention_mask, labels, sp), rng)
+        out.append((changed, attention_mask, labels))
     return out
 
 

@@ -22,9 +22,9 @@ class MaskedLM(nn.Module):
         super().__init__()
         self.encoder, self.move_penalty = encoder, move_penalty
 
-    def forward(self, ids, valid, labels):
+    def forward(self, ids, attention_mask, labels):
         sizes = [] if self.move_penalty else None  # plus λ·mean ‖Δx‖²/‖x‖²: steps kept small by the loss
-        hidden = self.encoder(ids, valid, sizes=sizes)
+        hidden = self.encoder(ids, attention_mask, sizes=sizes)
         chosen = labels != IGNORE
         logits = self.encoder.head(hidden[chosen])
         loss = F.cross_entropy(logits.float(), labels[chosen], ignore_index=IGNORE)

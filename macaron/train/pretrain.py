@@ -92,14 +92,14 @@ class Member:
         self.loss_sum = torch.zeros((), device=dist.device)  # summed on the device: no sync per step
 
     def step(self, micro_batches, clip: float):
-        """One optimizer step on the micro-batches [(inputs, valid, labels)] of this rank."""
+        """One optimizer step on the micro-batches [(inputs, attention_mask, labels)] of this rank."""
         n = len(micro_batches)
-        for m, (inputs, valid, labels) in enumerate(micro_batches):
+        for m, (inputs, attention_mask, labels) in enumerate(micro_batches):
             last = m == n - 1
             sync = contextlib.nullcontext() if (self.dist.world == 1 or last) else self.net.no_sync()
             with sync:
                 with precision.autocast(self.dist.device, self.dtype):
-                    loss = self.net(inputs, valid, labels)
+                    loss = self.net(inputs, attention_mask, labels)
                 (loss / n).backward()
             self.loss_sum += loss.detach() / n
         if clip:
@@ -178,7 +178,7 @@ class Run:
         self.phase_end: int | None = None  # --new-phase: the step the new phase decays to
         self.t0 = time.time()  # the training clock's start (the loop sets it again after the first evaluation)
         # 1. prepare: the data, the models' configs and the run's terms
-        self.data = self.sp = self.train_data = self.valid_data = self.order = None
+        self.data = self.sp = self.train_data = self.held_out_data = self.order = None
         self.configs: dict[str, ModelConfig] = {}
         self.terms: dict = {}  # what a resume or a warm start must share with this run (stored as "run")
         # 2. open: the checkpoint to continue, if any
@@ -187,7 +187,7 @@ class Run:
         # 3. build: the models and the held-out sets
         self.dtype = torch.float32
         self.members: list[Member] = []
-        self.valid = self.shuffled = None
+        self.held_out = self.shuffled = None
         self.unigram: float | None = None
 
     def clock(self) -> float:
@@ -208,7 +208,7 @@ class Run:
             if a.seq_len > cfg.max_len:
                 raise TrainError(f"--seq-len {a.seq_len} exceeds {name}'s max_len {cfg.max_len}")
         self.train_data = Packed(self.data.train, self.sp, a.seq_len, a.cross_documents)
-        self.valid_data = Packed(self.data.valid, self.sp, a.seq_len, a.cross_documents)
+        self.held_out_data = Packed(self.data.valid, self.sp, a.seq_len, a.cross_documents)
         self.order = Order(len(self.train_data), a.batch, a.seed)
         self.terms = {k: getattr(a, k) for k in ("seed", "batch", "seq_len", "cross_documents", "accum", "mask_rate",
                                                  "mask_only")}
@@ -269,10 +269,10 @@ class Run:
             for m in self.members:
                 m.metrics.parent.mkdir(parents=True, exist_ok=True)
         dist.barrier()
-        self.valid = validation_batches(self.valid_data, a.eval_seqs, a.eval_batch, a.eval_seed,
+        self.held_out = validation_batches(self.held_out_data, a.eval_seqs, a.eval_batch, a.eval_seed,
                                         pad_to=a.seq_len if a.compile else None)
-        self.shuffled = ev.shuffle_context(self.valid, self.sp)  # the context effect at every evaluation
-        self.unigram = ev.unigram_loss(self.data.train.ids, self.sp.vocab_size, self.valid)
+        self.shuffled = ev.shuffle_context(self.held_out, self.sp)  # the context effect at every evaluation
+        self.unigram = ev.unigram_loss(self.data.train.ids, self.sp.vocab_size, self.held_out)
 
     # 4. where the run starts: a checkpoint, published weights, or the random start
     def start(self):
@@ -371,13 +371,15 @@ class Run:
         mine = indices[dist.rank * per_rank:(dist.rank + 1) * per_rank]
         out = []
         for m in range(a.accum):
-            ids, valid = self.train_data.batch(mine[m * micro:(m + 1) * micro])
+            ids, attention_mask = self.train_data.batch(mine[m * micro:(m + 1) * micro])
             inputs, labels = mask_tokens(ids, self.sp, generator_for(a.seed, step, dist.rank * per_rank + m * micro),
                                          a.mask_rate, *((1.0, 0.0) if a.mask_only else (0.8, 0.1)))
-            inputs, valid, labels = padded(inputs, valid, labels, self.sp, a.seq_len if a.compile else None)
+            inputs, attention_mask, labels = padded(inputs, attention_mask, labels, self.sp,
+                                                    a.seq_len if a.compile else None)
             # no mask lets SDPA take its fastest kernel; a compiled model always gets one (one graph)
-            valid = None if bool(valid.all()) and not a.compile else valid.to(dist.device, non_blocking=True)
-            out.append((inputs.to(dist.device, non_blocking=True), valid, labels.to(dist.device, non_blocking=True)))
+            to = dict(device=dist.device, non_blocking=True)
+            attention_mask = None if bool(attention_mask.all()) and not a.compile else attention_mask.to(**to)
+            out.append((inputs.to(**to), attention_mask, labels.to(**to)))
         return out, int(self.train_data.lengths[indices].sum())
 
     def train_step(self, step: int) -> int:
@@ -401,7 +403,7 @@ class Run:
             self.train_step(s)
         dist.synchronize()
         per_step = (time.time() - t) / timed
-        per_eval = 2 * min(self.timed(lambda: [ev.score(m.encoder, self.valid[dist.rank::dist.world])
+        per_eval = 2 * min(self.timed(lambda: [ev.score(m.encoder, self.held_out[dist.rank::dist.world])
                                                for m in self.members]) for _ in range(2))  # plain and shuffled
         per_ckpt = self.timed(lambda: resume.save(a.run_dir / "probe", dist, self.members, self.state_doc()))
         if dist.main:
@@ -446,8 +448,8 @@ class Run:
                 "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(self.args).items()}}
 
     def evaluate(self, m: Member) -> dict:
-        valid = self.valid[self.dist.rank::self.dist.world]
-        s = ev.score(m.encoder, valid)
+        held_out = self.held_out[self.dist.rank::self.dist.world]
+        s = ev.score(m.encoder, held_out)
         shuffled = ev.score(m.encoder, self.shuffled[self.dist.rank::self.dist.world])
         loss, correct, count, loss_shuffled = self.dist.sum([sum(s.seq_loss), s.accuracy * s.targets, s.targets,
                                                              sum(shuffled.seq_loss)])
@@ -560,7 +562,7 @@ class Run:
         self.write_model(m, folder, {**m.last_eval, "unigram_loss": self.unigram}, torch.float16)
 
     def save_model(self, m: Member):
-        heldout = ev.evaluate(m.encoder, self.valid, self.sp, self.data.train.ids)
+        heldout = ev.evaluate(m.encoder, self.held_out, self.sp, self.data.train.ids)
         self.write_model(m, m.out, heldout, torch.float16 if self.args.save_dtype == "float16" else None)
         log(self.dist, f"saved {m.out} ({self.tokens:,} tokens, {self.step:,} steps, held-out loss "
                        f"{heldout['loss']:.4f}, accuracy {heldout['accuracy']:.4f}, context effect "
@@ -588,7 +590,7 @@ class Run:
                 "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                 "command": command_line(self.dist, a.argv), "stats": self.data.stats,
                 "trained_with": [x.name for x in self.members], "epochs": self.order.epoch(self.step),
-                "eval_seqs": sum(len(b[0]) for b in self.valid), "train_sequences": len(self.train_data),
+                "eval_seqs": sum(len(b[0]) for b in self.held_out), "train_sequences": len(self.train_data),
                 "train_tokens": int(self.data.train.n_tokens), "tokens_per_s": self.tokens / max(wall, 1e-9),
                 "save_dtype": "float16" if dtype == torch.float16 else "float32", "compiled": bool(a.compile),
                 "precision": precision.name(self.dtype), "mask_rate": a.mask_rate, "mask_only": a.mask_only,
