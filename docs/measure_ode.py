@@ -2,9 +2,12 @@
 milestones: over the shipped sentences (15 % of words masked, as macaron.dynamics.run_experiments), how much
 the final states change when every sub-step runs as n Euler moves (n = 2, 4, 8; a first-order method gives
 change(n) ≈ c·(1 − 1/n)) and how often the masked top-1 guess stays; and the root-mean-square move
-‖h·op‖/‖x‖ of every sub-step over the first 64 sentences.
+‖h·op‖/‖x‖ of every sub-step over the first 64 sentences. With --long, the clustering prediction at long
+times: the shared layer run on to 2T, 4T, 8T, 16T (macaron.dynamics.extended, as the Dynamics page runs it),
+the Dynamics measures at each (effective clusters, mean pairwise cosine, rank-one residual, interaction
+energy: mean and quartiles over the sentences) and which role leads the attention.
 
-    python docs/measure_ode.py MODEL_OR_FOLDER [...] [--threads 1]
+    python docs/measure_ode.py MODEL_OR_FOLDER [...] [--threads 1] [--long]
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import torch
 
 import macaron
 from macaron import sentences
-from macaron.dynamics import Experiment, refined, run_experiments
+from macaron.dynamics import PAST_TIME, Experiment, extended, measure_set, refined, run_experiments
 
 
 def measure(model) -> str:
@@ -38,14 +41,32 @@ def measure(model) -> str:
     return "\n".join(lines)
 
 
+def long_times(model) -> str:
+    L, h = len(model.layers), model.config.step
+    run = measure_set(model, sentences.read(), program=extended(model, (PAST_TIME - 1) * L))
+    lines = [f"{model.config.name}: the shared layer run to {PAST_TIME} T ({PAST_TIME * L} steps of h = {h:g}), "
+             f"{run.n} sentences; mean [q25, q75]"]
+    for k in (0, 1, 2, 4, 8, 16):
+        i = int(np.flatnonzero(np.isclose(run.times, k * L))[0])
+        cells = [f"{name} {float(sp.mean[i]):.3g} [{float(sp.q25[i]):.3g}, {float(sp.q75[i]):.3g}]"
+                 for name, sp in run.state.items() if name in ("clusters", "mean_cosine", "rank_one", "energy")]
+        lines.append(f"  t = {k * L * h:g} ({k} T): " + " · ".join(cells))
+    for r in sorted(run.leaders.by_role, key=lambda r: -r.lift)[:2]:
+        lines.append(f"  leader role {r.key}: receives the most attention in {r.leads / run.leaders.slots:.0%} of "
+                     f"(sentence, sub-step, head) slots over the whole run, {r.lift:.1f}× its share of tokens")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("models", nargs="+")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--long", action="store_true", help="the long-time measures (to 16 T) instead")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     for name in args.models:
-        print(measure(macaron.load(name, device="cpu")), flush=True)
+        model = macaron.load(name, device="cpu")
+        print(long_times(model) if args.long else measure(model), flush=True)
     return 0
 
 
