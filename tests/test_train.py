@@ -1005,3 +1005,15 @@ def test_a_model_whose_depth_is_time_trains_and_its_card_says_so(tiny, tmp_path)
     assert "Strang's same G" in card and "sphere" in card and "move penalty of 3 ×" in card
     code, _, plain = run(tiny, tmp_path, "--steps", "2", "--eval-every", "2", "--device", "cpu", name="plain")
     assert code == 0 and "Depth as time" not in (plain / "README.md").read_text()
+    assert "Splitting orders" not in card  # none measured yet
+    from macaron import orders
+    from macaron.train import card as cards
+
+    record = orders.measure(model, ["the cat sat ."], ["the cat sat ."])  # what --save writes, then the card
+    (out / orders.FILE).write_text(json.dumps(record))
+    cards.main([str(out)])
+    card = (out / "README.md").read_text()
+    fit, low, high = record["local_slope"]["strang"]["exact"]
+    row = next(line for line in card.splitlines() if line.startswith("| Strang–Marchuk") and "| exact |" in line)
+    assert f"{fit:.2f} [{low:.2f}, {high:.2f}] (3)" in row
+    assert row.endswith(f"| {record['local_error']['strang']['exact'][0]:.2g} |")
