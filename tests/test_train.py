@@ -1017,3 +1017,28 @@ def test_a_model_whose_depth_is_time_trains_and_its_card_says_so(tiny, tmp_path)
     row = next(line for line in card.splitlines() if line.startswith("| Strang–Marchuk") and "| exact |" in line)
     assert f"{fit:.2f} [{low:.2f}, {high:.2f}] (3)" in row
     assert row.endswith(f"| {record['local_error']['strang']['exact'][0]:.2g} |")
+
+
+def test_a_resumed_run_may_raise_the_move_penalty_and_its_card_says_from_when(tiny, tmp_path, monkeypatch):
+    """The stop rule of the ODE pair (docs/training-notes.md): a run resumed with another --move-penalty trains
+    with the new λ from that step, and its facts, checkpoint and card keep both, each with the step it began."""
+    from macaron.train import objective
+
+    seen = []
+    real = objective.MaskedLM.__init__
+    monkeypatch.setattr(objective.MaskedLM, "__init__",
+                        lambda self, encoder, move_penalty=0.0: (seen.append(move_penalty), real(self, encoder,
+                                                                                                  move_penalty))[1])
+    args = ("--steps", "6", "--eval-every", "3", "--keep-every", "3", "--shared", "--step", "0.5", "--sphere",
+            "--norm", "post", "--device", "cpu")
+    assert run(tiny, tmp_path, *args, "--move-penalty", "3", "--stop-after", "3", name="p")[0] == 0
+    saved = tmp_path / "run-p" / "checkpoint" / "state.json"
+    old = json.loads(saved.read_text())
+    del old["penalties"]  # a checkpoint written before runs recorded it: its args say which λ it ran
+    saved.write_text(json.dumps(old))
+    code, run_dir, out = run(tiny, tmp_path, *args, "--move-penalty", "6", "--resume", name="p")
+    assert code == 0 and seen == [3.0, 6.0]  # the second process trains with the new λ
+    facts = json.loads((out / "training.json").read_text())
+    assert facts["penalties"] == [[0, 3.0], [3, 6.0]] and facts["move_penalty"] == 6.0
+    assert "move penalty of 3 × mean ‖Δx‖²/‖x‖² added to the loss, 6 × from step 3" in (out / "README.md").read_text()
+    assert json.loads(saved.read_text())["penalties"] == [[0, 3.0], [3, 6.0]]

@@ -125,6 +125,20 @@ def precisions(info: dict) -> list[list]:
     return info.get("precisions") or [[0, info.get("precision", "float32")]]
 
 
+def penalties(info: dict) -> list[list]:
+    """[[step, λ], ...]: the move penalty from the step it began (a resumed run may raise it); facts written
+    before runs recorded it had one."""
+    return info.get("penalties") or [[0, info.get("move_penalty", 0.0)]]
+
+
+def _penalty(info: dict) -> list[str]:
+    steps = [(s, lam) for s, lam in penalties(info)]
+    if not any(lam for _, lam in steps):
+        return []
+    first = f"trained with a move penalty of {steps[0][1]:g} × mean ‖Δx‖²/‖x‖² added to the loss"
+    return [first + "".join(f", {lam:g} × from step {s:,}" for s, lam in steps[1:])]
+
+
 def _precisions(info: dict) -> str:
     """What the run computed in: one precision, or each from the step it began (a run resumed on another CPU)."""
     steps = precisions(info)
@@ -188,8 +202,7 @@ def render(info: dict, orders: dict | None = None) -> str:
             + (["Macaron's two halves one FFN (Strang's same G)"] if c.get("tied_halves") else [])
             + (["norms without gain or bias (every state on one sphere of radius √d)"]
                if c.get("norm_affine", True) is False else [])
-            + ([f"trained with a move penalty of {info['move_penalty']:g} × mean ‖Δx‖²/‖x‖² added to the loss"]
-               if info.get("move_penalty") else [])) + ".\n\n")
+            + _penalty(info)) + ".\n\n")
     rate = info.get("mask_rate", 0.15)
     masking = (f"{rate:.0%} of tokens ([CLS]/[SEP]/[PAD] never), "
                + ("all [MASK]" if info.get("mask_only") else "80% [MASK] / 10% random / 10% kept")

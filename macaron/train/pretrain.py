@@ -174,6 +174,7 @@ class Run:
         self.warm_starts: list[dict] = []
         self.phases: list[dict] = []  # empty until a run goes on past its first budget (--new-phase)
         self.precisions: list[list] = []  # [step, "bf16" | "float32"]: a run resumed on another CPU may change
+        self.penalties: list[list] = []  # [step, λ]: a resumed run may raise the move penalty (--move-penalty)
         self.total_steps: int | None = None  # the budget in steps (the probe sets it for --fit-minutes)
         self.phase_end: int | None = None  # --new-phase: the step the new phase decays to
         self.t0 = time.time()  # the training clock's start (the loop sets it again after the first evaluation)
@@ -283,6 +284,10 @@ class Run:
         now = precision.name(self.dtype)
         if not self.precisions or self.precisions[-1][1] != now:
             self.precisions.append([self.step, now])
+        if not self.penalties or self.penalties[-1][1] != a.move_penalty:
+            if self.penalties:
+                log(self.dist, f"move penalty {self.penalties[-1][1]:g} → {a.move_penalty:g} from step {self.step:,}")
+            self.penalties.append([self.step, a.move_penalty])
 
     def from_checkpoint(self) -> dict:
         """The checkpoint's weights, optimizers and place; returns the run's first phase."""
@@ -291,6 +296,8 @@ class Run:
         self.step, self.tokens, self.elapsed_before = self.state["step"], self.state["tokens"], self.state["elapsed"]
         self.warm_starts, self.phases = self.state.get("warm_starts", []), self.state.get("phases", [])
         self.precisions = self.state.get("precisions", [])
+        self.penalties = cardlib.penalties({"penalties": self.state.get("penalties"),
+                                            "move_penalty": self.state.get("args", {}).get("move_penalty", 0.0)})
         first = {"step": 0, "tokens": 0, "warmup": self.members[0].schedule.warmup,
                  "total_steps": self.total_steps, "lr": self.members[0].sched.base_lrs[0]}
         self.apply_phases()
@@ -307,6 +314,7 @@ class Run:
         where = resume.warm_start(Path(a.warm_start), self.members, self.terms)
         self.step, self.tokens, self.elapsed_before = where["step"], where["tokens"], where["elapsed"]
         self.phases, first, self.precisions = where["phases"], where["first_phase"], where["precisions"]
+        self.penalties = where["penalties"]
         if a.new_phase:
             self.phase_end = self.budget_from_args()
         if self.phases or a.new_phase:  # the published run's budget: the one it runs to, or a new phase extends
@@ -444,7 +452,8 @@ class Run:
     def state_doc(self) -> dict:
         return {"step": self.step, "tokens": self.tokens, "elapsed": self.clock(), "tokenizer_hash": self.data.tok_hash,
                 "warm_starts": self.warm_starts, "phases": self.phases, "precisions": self.precisions,
-                "run": {**self.terms, "total_steps": self.total_steps}, "epoch": self.order.epoch(self.step),
+                "penalties": self.penalties, "run": {**self.terms, "total_steps": self.total_steps},
+                "epoch": self.order.epoch(self.step),
                 "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(self.args).items()}}
 
     def evaluate(self, m: Member) -> dict:
@@ -595,7 +604,7 @@ class Run:
                 "save_dtype": "float16" if dtype == torch.float16 else "float32", "compiled": bool(a.compile),
                 "precision": precision.name(self.dtype), "mask_rate": a.mask_rate, "mask_only": a.mask_only,
                 "init_sha256": m.init_sha256, "warm_starts": self.warm_starts, "phases": self.phases,
-                "precisions": self.precisions, "move_penalty": a.move_penalty}
+                "precisions": self.precisions, "move_penalty": a.move_penalty, "penalties": self.penalties}
 
 
 def train(args) -> int:

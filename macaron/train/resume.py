@@ -20,7 +20,7 @@ from safetensors.torch import load_file, save_file
 
 from ..checkpoint import FACTS, read_json
 from ..config import ModelConfig
-from .card import precisions
+from .card import penalties, precisions
 
 CHECKPOINT = "checkpoint"
 STATE_VERSION = 2
@@ -162,7 +162,8 @@ WARM_ARGS = ("seed", "batch", "seq_len", "accum", "mask_rate", "mask_only")
 
 def warm_start(root: Path, members, run: dict) -> dict:
     """Load every model's weights from root/<name> (a published milestone or a finished model folder) and
-    return where that run stood: {"step", "tokens", "elapsed", "warm_starts", "phases", "first_phase", "precisions"}.
+    return where that run stood: {"step", "tokens", "elapsed", "warm_starts", "phases", "first_phase", "precisions",
+    "penalties"}.
     Optimizers start afresh."""
     from ..checkpoint import CheckpointError
     from ..loading import load as load_model
@@ -188,7 +189,7 @@ def warm_start(root: Path, members, run: dict) -> dict:
     first = next(iter(facts.values()))
     return {"step": first["steps"], "tokens": first["tokens"], "elapsed": first["wall_seconds"],
             "warm_starts": first.get("warm_starts", []), "phases": first.get("phases", []),
-            "precisions": precisions(first),
+            "precisions": precisions(first), "penalties": penalties(first),
             "first_phase": {"step": 0, "tokens": 0, "warmup": first.get("warmup"),
                             "total_steps": first.get("budget_steps"),
                             "lr": first.get("lr")}}
