@@ -473,6 +473,7 @@ def section_trained_orders(measured: list, picks: tuple) -> None:
         "at the model's own step h and at h/2, h/4, h/8.")
     solver = st.radio("Sub-flows", list(SOLVERS), format_func=SOLVERS.get, key="l_sub3", horizontal=True)
     for k, (name, record) in enumerate(found):
+        st.markdown(f"**{name}**")
         st.plotly_chart(plot.convergence(orders.as_study(record), solver, ["lie-trotter", "strang"]),
                         key=f"l_trained_{k}", **CHART)
         st.caption(f"{name}: {record['states']} states entering a layer, from {record['sentences']} shipped "
