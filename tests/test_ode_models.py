@@ -198,6 +198,8 @@ def test_the_label_says_what_makes_a_model_an_ode():
 def test_the_particles_clock_reads_the_flows_time():
     """A model whose layers are steps h of one flow shows time h·depth (after layer 2 of h = 0.25: t = 0.5);
     a unit-step model keeps the layer clock."""
+    from macaron.analysis import project
+    from macaron.plot import particles
     from macaron.plot.particles import frame_title
 
     for h, shared in ((0.25, True), (1.0, False)):
@@ -206,3 +208,5 @@ def test_the_particles_clock_reads_the_flows_time():
         end_of_layer_2 = next(k + 1 for k, s in enumerate(traj.steps) if s.time == 2.0)
         title = frame_title(traj, end_of_layer_2)
         assert (f"t = {2 * h:g} (h = {h:g})" if h != 1.0 else "t = 2  ·") in title, title
+        ticks = [s["label"] for s in particles(traj, project(traj)).layout.sliders[0].steps if s["label"]]
+        assert ticks == [f"{h * k:g}" for k in range(4)]  # the layer boundaries on the same clock: 0, h, 2h, 3h

@@ -43,8 +43,9 @@ def kinds_of(traj: Trajectory) -> list[str | None]:
     return [None] + [s.kind for s in traj.steps]
 
 
-def slider_label(t: float) -> str:
-    return f"{int(t)}" if float(t).is_integer() else ""
+def slider_label(t: float, h: float = 1.0) -> str:
+    """A tick at each layer boundary: the layer number, or for steps h of one flow the flow's time h·t."""
+    return f"{h * t:g}" if float(t).is_integer() else ""
 
 
 def kept_tokens(traj: Trajectory, keep) -> list[str]:
@@ -340,8 +341,9 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
         layout["yaxis2"] = dict(anchor="x2", autorange="reversed", showgrid=False, zeroline=False, tickfont=font,
                                 tickmode="array", tickvals=names if shown else [],
                                 ticktext=[n.split("·", 1)[1][:9] for n in names])
-    # slider ticks are layer numbers; the full sub-step is the title
-    layout.update(play_controls([str(f) for f in range(S)], [slider_label(t) for t in traj.times], start, plot_h,
+    # slider ticks at the layer boundaries, on the title's clock; the full sub-step is the title
+    h = traj.meta.get("step", 1.0)
+    layout.update(play_controls([str(f) for f in range(S)], [slider_label(t, h) for t in traj.times], start, plot_h,
                                 font_size=font_size))
     return figure(data, layout, frames)
 
