@@ -322,3 +322,13 @@ def test_masks_skip_special_tokens_and_repeat_with_the_seed(tokenizer):
     for inputs, true, picked in rows:
         assert picked and 0 not in picked and len(true) - 1 not in picked  # never [CLS] or [SEP]
         assert [i for i, t in enumerate(inputs) if t == mask] == picked
+
+
+def test_a_long_run_gets_a_readable_depth_axis(synthetic):
+    """A shared model run to 16 T has 96 layers: about a dozen whole-layer ticks, not 97 run together."""
+    from macaron.plot import dynamics as P
+
+    for layers, every in ((6, 1), (18, 2), (96, 12)):
+        agg = D.aggregate([D.measure(synthetic("transformer", n_layers=layers), normalised=False)], "m")
+        ticks = P.over_depth([agg], "clusters").layout.xaxis.tickvals
+        assert list(ticks) == list(range(0, layers + 1, every))

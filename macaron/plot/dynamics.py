@@ -106,9 +106,11 @@ def _curve(x, spread: Spread, name: str, color: str, slot: int, hover: Sequence[
 
 
 def _depth_axis(times) -> dict:
+    """Ticks on whole layers, at most about a dozen (a shared model run to 16 T has 96 layers)."""
     L = int(np.ceil(max(float(np.max(t)) for t in times)))
-    return dict(title=dict(text="layer time t"), tickmode="array", tickvals=list(range(L + 1)), gridcolor="#bbb",
-                zeroline=False)
+    every = next(k for k in (1, 2, 3, 6, 12, 24, 48, 96, 192) if L / k <= 12 or k >= L)
+    return dict(title=dict(text="layer time t"), tickmode="array", tickvals=list(range(0, L + 1, every)),
+                gridcolor="#bbb", zeroline=False)
 
 
 def _beyond(trained_depth: float | None, end: float) -> tuple[list, list]:
