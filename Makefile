@@ -99,8 +99,9 @@ publish-small: setup
 # Depth as time (issue 38, docs/training-notes.md): one shared layer run for 6 steps of h = 0.5 (T = 3), norms
 # without gain (every state on one sphere), Macaron's halves tied; the minis' recipe and stream, plus a penalty
 # on the moves (λ × mean ‖Δx‖²/‖x‖²) that keeps each step small as the operators learn: λ = 20 to step 8,000,
-# 40 after (the stop rule fired: macaron-ode's masked guess kept under 95 % at n = 2). From scratch:
-#   make train-ode PHASE="--move-penalty 20 --stop-after 8000"; make train-ode
+# 40 after (the stop rule fired: macaron-ode's masked guess kept under 95 % at n = 2). From the random start (move
+# pretrained/*-ode aside first, or the run warm-starts from them): make train-ode PHASE="--move-penalty 20
+# --stop-after 8000", wait until it stops (its log says so), then make train-ode.
 ODE_RUN := $(CACHE)/runs/ode
 ODE     := --models transformer-ode,macaron-ode $(subst --keep-every 250,--keep-every 500,$(RECIPE)) \
            --move-penalty 40 --run-dir $(ODE_RUN) --out $(ODE_RUN)/models
@@ -108,10 +109,12 @@ ODE     := --models transformer-ode,macaron-ode $(subst --keep-every 250,--keep-
 train-ode: setup data
 	$(BIN)/python -m macaron.train.pretrain $(ODE) --detach $(call continue,$(ODE_RUN),transformer-ode) $(PHASE)
 
-# publishing replaces the folders, so the orders the lab shows are measured again on the published weights
+# publishing replaces the folders, so the orders the lab and the cards show are measured again on the published
+# weights (16 sentences, 4 run to T: about 10 minutes on 2 threads)
 publish-ode: setup
 	$(BIN)/python -m macaron.train.publish $(ODE_RUN)
 	$(BIN)/python -m macaron.orders transformer-ode macaron-ode --save
+	$(BIN)/python -m macaron.train.card pretrained/transformer-ode pretrained/macaron-ode
 
 # A recipe probe (docs/training-notes.md): one 6 × 256 Transformer trained for MINUTES of wall clock (the
 # rate decays linearly to 0 at the end), evaluated on the fixed held-out set whatever its mask rate.

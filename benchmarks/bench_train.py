@@ -72,8 +72,8 @@ class FullHead(torch.nn.Module):
         super().__init__()
         self.encoder = encoder
 
-    def forward(self, ids, keep, labels):
-        logits = self.encoder.head(self.encoder(ids, keep))
+    def forward(self, ids, attention_mask, labels):
+        logits = self.encoder.head(self.encoder(ids, attention_mask))
         return F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=IGNORE)
 
 
@@ -82,8 +82,8 @@ class Peer(torch.nn.Module):
         super().__init__()
         self.bert = bert
 
-    def forward(self, ids, keep, labels):
-        return self.bert(input_ids=ids, attention_mask=keep, labels=labels).loss
+    def forward(self, ids, attention_mask, labels):
+        return self.bert(input_ids=ids, attention_mask=attention_mask, labels=labels).loss
 
 
 def model_config(size: str, seq: int) -> ModelConfig:

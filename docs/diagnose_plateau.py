@@ -53,14 +53,14 @@ def main() -> None:
     args = p.parse_args()
     data = open_data(str(args.data), None, str(args.data.parent / "diagnose-cache"), log=lambda m: None)
     sp = D.specials(data.tok, None)
-    valid = D.validation_batches(D.Packed(data.valid, sp, 128, True), 256, 64, ev.EVAL_SEED)
-    shuffled, random_words = ev.shuffle_context(valid, sp), ev.replace_context(valid, sp, seed=0)
+    held_out = D.held_out_batches(D.Packed(data.valid, sp, 128, True), 256, 64, ev.EVAL_SEED)
+    shuffled, random_words = ev.shuffle_context(held_out, sp), ev.replace_context(held_out, sp, seed=0)
     for folder in args.models:
         model = macaron.load(folder, device="cpu")
-        base = loss(model, valid)
+        base = loss(model, held_out)
         print(f"{folder}\n  held-out loss {base:.3f}; words shuffled {loss(model, shuffled) - base:+.3f} nats; "
               f"words replaced by random tokens {loss(model, random_words) - base:+.3f} nats")
-        first = tuple(t[:32] for t in valid[0])
+        first = tuple(t[:32] for t in held_out[0])
         print("  gradient norms: " + ", ".join(f"{k} {v:.3f}" for k, v in gradient_norms(model, first).items()))
         states = model.trace(SENTENCE).states
         print("  stream norm per state: " + " ".join(f"{n:.1f}" for n in np.linalg.norm(states, axis=-1).mean(-1)))

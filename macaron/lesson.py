@@ -93,13 +93,14 @@ LESSON = (
         "On a toy system whose exact motion is known, the order of the sub-steps matters: solved exactly "
         "with the same G in both halves, Strang's local error is O(γ³) against Lie–Trotter's O(γ²) as the "
         "step shrinks; with one Euler step per sub-step, the move a residual sub-layer makes, both are O(γ²). "
-        "A trained pair whose depth is time shows the same slopes (the lab's section 3e).",
+        "A trained pair whose depth is time shows slopes close to these (the lab's section 3e).",
         "A Transformer layer runs the Lie–Trotter order (attention, then FFN), a Macaron layer the "
         "Strang–Marchuk order (½ FFN, attention, ½ FFN). The errors are drawn ×10 in the plane; the chart "
         "beside it gives their true size. Say the conditions with the claim. The ODE pair (transformer-ode, "
         "macaron-ode) meets them: one layer shared by every depth, steps of h = 0.5, post-LN without gain or "
-        "bias (the state stays on a sphere), one FFN in both of Macaron's halves; its measured slopes are "
-        "those of the theorem, against the exact flow of its own attention and FFN. The other shipped models "
+        "bias (the state stays on a sphere), one FFN in both of Macaron's halves; against the exact flow of its "
+        "own attention and FFN, its measured slopes are close to the theorem's (the lab's section 3e gives each "
+        "with its interval and the sentences it was measured on). The other shipped models "
         "do not: a layer of their own at every depth, LayerNorm gains whose move does not shrink with the "
         "step, two different half-FFNs. Either way the network takes one Euler step per sub-step, so what it "
         "computes is O(γ²) locally in both orders: there Strang can win only by a smaller error, not a higher "

@@ -339,8 +339,8 @@ class Encoder(nn.Module):
         return ids, [vocab(i) for i in ids], 0
 
     def _as_batch(self, token_ids):
-        """One id list/1-D tensor, or a batch of them, to padded ids [B, T] and the attention_mask mask [B, T]
-        (True on real tokens, False on padding; None when rows of ids need no padding)."""
+        """One id list/1-D tensor, or a batch of them, to padded ids [B, T] and the attention_mask [B, T] (True
+        on real tokens, False on padding; for a list, None when its rows need no padding)."""
         if torch.is_tensor(token_ids) and token_ids.dim() == 2:
             ids = token_ids.to(self.device)
             return ids, ids != self.config.pad_id, False

@@ -17,6 +17,7 @@ network's own x ← N(x + s·h·K(x)). Whatever the slopes come out as is the re
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ SCALES = (1.0, 0.5, 0.25, 0.125)
 SCHEMES = ("lie-trotter", "strang")
 SUBFLOWS = ("exact", "euler")
 TOLERANCE = dict(rtol=1e-10, atol=1e-12, method="dopri5")
+ERROR = "‖error‖ / ‖x‖"  # what is measured: mean over tokens of each error relative to the state
 FILE = "orders.json"  # a model folder's measured orders (`--save`), what the Splitting lab and the lesson show
 
 
@@ -72,14 +74,18 @@ class Orders:
 
     scales: np.ndarray             # s, fractions of the model's step h
     errors: dict[str, np.ndarray]  # "strang · exact" -> [n_states, n_scales] ‖error‖/‖x‖, mean over tokens
+    sentence: np.ndarray           # [n_states]: the sentence each state comes from
     model: str = ""
 
     def slope(self, key: str, n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
-        """(slope, 2.5 %, 97.5 %): log of the mean error against log s, bootstrapped over the states."""
+        """(slope, 2.5 %, 97.5 %): log of the mean error against log s, bootstrapped over the sentences (the
+        states of one sentence are not independent draws)."""
         e, logs = self.errors[key], np.log(self.scales)
+        rows_of = [np.flatnonzero(self.sentence == k) for k in np.unique(self.sentence)]
         fit = lambda rows: np.polyfit(logs, np.log(e[rows].mean(0)), 1)[0]  # noqa: E731
         rng = np.random.default_rng(seed)
-        boot = [fit(rng.integers(0, len(e), len(e))) for _ in range(n_boot)]
+        boot = [fit(np.concatenate([rows_of[i] for i in rng.integers(0, len(rows_of), len(rows_of))]))
+                for _ in range(n_boot)]
         return float(fit(np.arange(len(e)))), float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))
 
 
@@ -120,9 +126,11 @@ def local_orders(model, texts, scales=SCALES, layers: tuple[int, ...] | None = N
     model = _double(model)
     plans = _plans(model)
     errors: dict[str, list] = {f"{n} · {f}": [] for n in SCHEMES for f in SUBFLOWS}
-    for text in texts:
+    sentence = []
+    for i, text in enumerate(texts):
         entering = _entering(model, text)
         for l in layers if layers is not None else range(len(model.layers)):
+            sentence.append(i)
             layer, x = model.layers[l], entering[l]
             own = _sum([_field(layer, k, frac) for k, frac, _ in layer.plan])
             rows = {key: [] for key in errors}
@@ -134,7 +142,7 @@ def local_orders(model, texts, scales=SCALES, layers: tuple[int, ...] | None = N
                                                                    exact, x))
             for key, row in rows.items():
                 errors[key].append(row)
-    return Orders(np.array(scales), {k: np.array(v) for k, v in errors.items()}, model.config.name)
+    return Orders(np.array(scales), {k: np.array(v) for k, v in errors.items()}, np.array(sentence), model.config.name)
 
 
 @torch.no_grad()
@@ -160,17 +168,29 @@ def global_orders(model, texts, ns=(1, 2, 4, 8)) -> Orders:
                             y = _scheme_step(layer, plans[name][l][1], y, 1.0 / n, subflow)
                     row.append(_error(y, exact, x0))
                 errors[f"{name} · {subflow}"].append(row)
-    return Orders(1.0 / np.array(ns, dtype=float), {k: np.array(v) for k, v in errors.items()}, model.config.name)
+    return Orders(1.0 / np.array(ns, dtype=float), {k: np.array(v) for k, v in errors.items()},
+                  np.arange(len(texts)), model.config.name)
+
+
+def expected(model) -> dict:
+    """The theorem's (local, global) orders for each scheme and sub-flow kind, for this model: Strang's
+    exact step is third order only with the same G in both halves (a Transformer's one FFN split in two,
+    or a Macaron with tied halves); untied halves make it second, as Lie–Trotter is."""
+    c = model.config
+    tied = get_scheme(c.scheme).name != "strang" or c.tied_halves
+    return {s: {f: [2, 1] if f == "euler" or s != "strang" or not tied else [3, 2] for f in SUBFLOWS}
+            for s in SCHEMES}
 
 
 def measure(model, texts, global_texts) -> dict:
     """Both studies as one JSON-ready record: mean errors against the real step γ (s·h locally, T/(L·n) at
-    T) and each slope as [fit, 2.5 %, 97.5 %] bootstrapped over the states."""
+    T), each slope as [fit, 2.5 %, 97.5 %] bootstrapped over the sentences, and the theorem's orders."""
     c = model.config
     local, whole = local_orders(model, texts), global_orders(model, global_texts)
-    record = dict(model=c.name, measured=str(date.today()), sentences=len(texts), global_sentences=len(global_texts),
-                  states=len(local.errors["strang · exact"]), gammas=(local.scales * c.step).tolist(),
-                  horizon=c.time, n_steps=(c.n_layers / whole.scales).round().astype(int).tolist())
+    record = dict(model=c.name, measured=str(date.today()), weights=weights_sha256(model), sentences=len(texts),
+                  global_sentences=len(global_texts), states=len(local.errors["strang · exact"]),
+                  gammas=(local.scales * c.step).tolist(), horizon=c.time,
+                  n_steps=(c.n_layers / whole.scales).round().astype(int).tolist(), expected=expected(model))
     for part, orders in (("local", local), ("global", whole)):
         record[f"{part}_error"] = {s: {f: orders.errors[f"{s} · {f}"].mean(0).tolist() for f in SUBFLOWS}
                                    for s in SCHEMES}
@@ -189,16 +209,43 @@ def as_study(record: dict) -> ConvergenceStudy:
                             fits["global"])
 
 
-def read(folder) -> dict | None:
-    """A model folder's measured orders; None where none were measured; CheckpointError if unreadable."""
+def read(folder, model=None) -> dict | None:
+    """A model folder's measured orders; None where none were measured; CheckpointError if unreadable, or, given
+    the folder's model, measured on other weights."""
     file = Path(folder) / FILE
     if not file.exists():
         return None
     record = read_json(file)
-    keys = ("gammas", "horizon", "n_steps", "local_error", "global_error", "local_slope", "global_slope")
-    if not isinstance(record, dict) or any(k not in record for k in keys):
-        raise CheckpointError(f"{file}: not a record of measured orders (python -m macaron.orders --save writes one)")
+    again = f"measure them again with python -m macaron.orders {folder} --save"
+    if not _well_formed(record):
+        raise CheckpointError(f"{file}: not a record of measured orders; {again}")
+    if model is not None and record["weights"] != weights_sha256(model):
+        raise CheckpointError(f"{file}: measured on other weights than the folder's; {again}")
     return record
+
+
+def _well_formed(r) -> bool:
+    """Every key the lab, the lesson and the card read, each of its shape."""
+    try:
+        n, m = len(r["gammas"]), len(r["n_steps"])
+        float(r["horizon"]), str(r["model"]), str(r["measured"]), str(r["weights"])
+        int(r["states"]), int(r["sentences"]), int(r["global_sentences"])
+        return n > 1 and m > 1 and all(
+            len(r[f"{part}_error"][s][f]) == size and len(r[f"{part}_slope"][s][f]) == 3
+            and all(np.isfinite(float(v)) for v in (*r[f"{part}_error"][s][f], *r[f"{part}_slope"][s][f]))
+            and len(r["expected"][s][f]) == 2
+            for part, size in (("local", n), ("global", m)) for s in SCHEMES for f in SUBFLOWS)
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
+def weights_sha256(model) -> str:
+    """What the record was measured on: the model's weights, as a hash (a folder's new weights make it stale)."""
+    h = hashlib.sha256()
+    for name, t in sorted(model.state_dict().items()):
+        h.update(name.encode())
+        h.update(t.detach().to("cpu", torch.float32).contiguous().numpy().tobytes())
+    return h.hexdigest()[:16]
 
 
 def main(argv=None) -> int:

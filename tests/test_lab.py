@@ -435,12 +435,16 @@ def test_trained_orders_section_draws_each_models_record_and_names_a_damaged_one
     table = at.dataframe[-1].value  # 3e's table is the section's last
     row = table[(table["scheme"].str.startswith("Strang")) & (table["sub-flows"] == "exact")].iloc[0]
     fit, low, high = record["local_slope"]["strang"]["exact"]
-    assert row["local slope"].startswith(f"{fit:.2f} [{low:.2f}, {high:.2f}]")
+    assert row["local slope"] == f"{fit:.2f} [{low:.2f}, {high:.2f}] (γ³)"  # tied halves: the theorem's 3
     at.radio(key="l_sub3").set_value("euler").run()
     assert not at.exception
     trained = _trained_traces(at)
     np.testing.assert_allclose(trained[0]["y"], record["local_error"]["lie-trotter"]["euler"], rtol=1e-3)
+    (tmp_path / "tiny-macaron" / orders.FILE).write_text(json.dumps(dict(record, weights="0" * 16)))
+    at.run()  # the weights changed since: stale, so not drawn
+    assert not at.exception and _charts(at) == TOY + NETWORK
+    assert any("tiny-macaron" in w.value and "measured on other weights" in w.value for w in at.warning)
     (tmp_path / "tiny-macaron" / orders.FILE).unlink()
     (tmp_path / "tiny-transformer" / orders.FILE).unlink()
-    at.run()
-    assert any("Neither model has measured orders" in i.value for i in at.info)
+    at.text_input(key="l_text").set_value("").run()  # 3e reads the folders, not the sentence
+    assert not at.exception and any("Neither model has measured orders" in i.value for i in at.info)

@@ -97,6 +97,13 @@ def test_each_step_draws_the_apps_figure_at_the_steps_view(page, models_dir, sta
     assert [c for c, _ in shown] == ["", " shown print", "", " print"]  # opens at the plateau; plateau and final print
 
 
+def test_step_4_says_where_the_trained_orders_are_missing(models_dir):
+    """A model without measured orders (or with stale ones): the file says so and how to measure them."""
+    step = lesson.LESSON[3]
+    said = handout.trained_orders_html(step._replace(view=dict(step.view, b=str(models_dir / "tiny-macaron"))), "f")
+    assert "are not in this installation" in said and "python -m macaron.orders" in said and "Plotly" not in said
+
+
 def test_the_handout_copies_are_at_the_frame_each_step_names(page, models_dir):
     import macaron
 

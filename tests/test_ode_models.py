@@ -135,9 +135,10 @@ def test_splitting_orders_on_a_networks_own_fields_are_the_theorems(tokenizer, k
 
 
 def test_measured_orders_are_saved_read_and_drawn_as_measured(tokenizer, tmp_path):
-    """The record the lab and the lesson show: its mean errors are the studies' own, at the real steps
-    (s·h locally; T/(L·n) globally), its fitted slopes are the log-log fits of those means, and a damaged
-    file is a CheckpointError naming it, not a traceback."""
+    """The record the lab, the lesson and the card show: errors at the real steps (s·h locally; T/(L·n)
+    globally) whose slopes are the theorem's for this model (tied halves: Strang 3 and 2 with exact sub-flows;
+    untied: 2 and 1, as it says it expects), and a record that is damaged, incomplete or of other weights is a
+    CheckpointError naming the file, not a traceback."""
     import json
 
     import numpy as np
@@ -145,33 +146,38 @@ def test_measured_orders_are_saved_read_and_drawn_as_measured(tokenizer, tmp_pat
     from macaron import orders
     from macaron.checkpoint import CheckpointError
 
-    torch.manual_seed(0)
-    model = build(ModelConfig(d_model=32, n_layers=2, n_heads=4, ffn_total=128, vocab_size=tokenizer.get_vocab_size(),
-                              max_len=64, dropout=0.0, shared=True, step=0.5, scheme="macaron", norm="post",
-                              norm_affine=False, tied_halves=True), tokenizer)
-    record = orders.measure(model, ["the cat sat ."], ["the cat sat ."])
-    assert record["states"] == 2 and record["horizon"] == 1.0
+    def ode(tied: bool):
+        torch.manual_seed(0)
+        return build(ModelConfig(d_model=32, n_layers=2, n_heads=4, ffn_total=128, max_len=64, dropout=0.0,
+                                 vocab_size=tokenizer.get_vocab_size(), shared=True, step=0.5, scheme="macaron",
+                                 norm="post", norm_affine=False, tied_halves=tied), tokenizer)
+
+    texts = ["the cat sat .", "a dog ran home ."]
+    model = ode(tied=True)
+    record = json.loads(json.dumps(orders.measure(model, texts, texts)))  # as a file gives it back
     np.testing.assert_allclose(record["gammas"], [0.5, 0.25, 0.125, 0.0625])
-    np.testing.assert_allclose(np.float64(record["horizon"]) / np.array(record["n_steps"]), [0.5, 0.25, 0.125, 0.0625])
-    local = orders.local_orders(model, ["the cat sat ."])
-    np.testing.assert_allclose(record["local_error"]["strang"]["exact"], local.errors["strang · exact"].mean(0))
-    study = orders.as_study(json.loads(json.dumps(record)))  # what a file gives back
-    for s in ("lie-trotter", "strang"):
-        for f in ("exact", "euler"):
-            fit = np.polyfit(np.log(study.gammas), np.log(study.local_error[s][f]), 1)[0]
-            assert study.local_slope[s][f] == pytest.approx(fit)
-            low, high = record["local_slope"][s][f][1:]
-            assert low <= fit <= high
-    assert study.local_slope["strang"]["exact"] == pytest.approx(3, abs=0.15)
+    np.testing.assert_allclose(record["horizon"] / np.array(record["n_steps"]), [0.5, 0.25, 0.125, 0.0625])
+    assert record["states"] == 4 and record["sentences"] == 2
+    theory = {("strang", "exact"): (3, 2), ("strang", "euler"): (2, 1), ("lie-trotter", "exact"): (2, 1),
+              ("lie-trotter", "euler"): (2, 1)}
+    study = orders.as_study(record)
+    for (s, f), (local, whole) in theory.items():
+        assert record["expected"][s][f] == [local, whole]
+        assert study.local_slope[s][f] == pytest.approx(local, abs=0.15), (s, f)
+        assert study.global_slope[s][f] == pytest.approx(whole, abs=0.15), (s, f)
+    assert orders.expected(ode(tied=False))["strang"]["exact"] == [2, 1]  # untied halves: Lie–Trotter's order
     assert orders.read(tmp_path) is None  # none measured: nothing to show
-    (tmp_path / orders.FILE).write_text(json.dumps(record)[:200])
-    with pytest.raises(CheckpointError, match="orders.json: not valid JSON"):
-        orders.read(tmp_path)
-    (tmp_path / orders.FILE).write_text(json.dumps({"gammas": [1.0]}))
-    with pytest.raises(CheckpointError, match="not a record of measured orders"):
-        orders.read(tmp_path)
-    (tmp_path / orders.FILE).write_text(json.dumps(record))
-    assert orders.read(tmp_path) == json.loads(json.dumps(record))
+    file = tmp_path / orders.FILE
+    for bad, said in ((json.dumps(record)[:200], "not valid JSON"),
+                      (json.dumps({k: v for k, v in record.items() if k != "states"}), "not a record of measured"),
+                      (json.dumps(dict(record, local_slope={})), "not a record of measured")):
+        file.write_text(bad)
+        with pytest.raises(CheckpointError, match=f"orders.json: {said}"):
+            orders.read(tmp_path)
+    file.write_text(json.dumps(record))
+    assert orders.read(tmp_path, model) == record
+    with pytest.raises(CheckpointError, match="measured on other weights"):
+        orders.read(tmp_path, ode(tied=False))
 
 
 def test_the_ode_pair_is_named_by_its_size_and_matches_in_parameters():

@@ -521,17 +521,17 @@ def test_fit_minutes_run_detached_fits_the_clock_resumable_and_small_files(packe
 
 
 # ---- held-out evaluation: baselines that tell reading context from counting words -------------
-def _valid(tiny):
+def _held_out(tiny):
     tok = D.load_tokenizer(tiny["tokenizer"])
     sp = D.specials(tok)
     split = D.pretokenize(tiny["corpus"], tok, "valid")
-    return tok, sp, D.validation_batches(D.Packed(split, sp, 32), 16, 8, 1234)
+    return tok, sp, D.held_out_batches(D.Packed(split, sp, 32), 16, 8, 1234)
 
 
 def test_shuffled_context_moves_only_unmasked_words(tiny):
     from macaron.train.evaluate import shuffle_context
 
-    _, sp, batches = _valid(tiny)
+    _, sp, batches = _held_out(tiny)
     moved = 0
     for (a, attention_mask, lab), (b, attention_mask2, lab2) in zip(batches, shuffle_context(batches, sp)):
         assert torch.equal(attention_mask, attention_mask2) and torch.equal(lab, lab2)
@@ -546,7 +546,7 @@ def test_shuffled_context_moves_only_unmasked_words(tiny):
 def test_replaced_context_changes_only_unmasked_words_into_ordinary_ones(tiny):
     from macaron.train.evaluate import replace_context
 
-    _, sp, batches = _valid(tiny)
+    _, sp, batches = _held_out(tiny)
     changed = context = 0
     for (a, attention_mask, lab), (b, attention_mask2, lab2) in zip(batches, replace_context(batches, sp)):
         assert torch.equal(attention_mask, attention_mask2) and torch.equal(lab, lab2)
@@ -560,7 +560,7 @@ def test_replaced_context_changes_only_unmasked_words_into_ordinary_ones(tiny):
 def test_context_effect_is_zero_for_a_model_that_cannot_read_context(tiny):
     from macaron.train.evaluate import evaluate
 
-    tok, sp, batches = _valid(tiny)
+    tok, sp, batches = _held_out(tiny)
     train_ids = D.pretokenize(tiny["corpus"], tok, "train").ids
     torch.manual_seed(0)
     model = macaron.build(macaron.ModelConfig(d_model=32, n_layers=2, n_heads=2, ffn_total=64, dropout=0.0,
@@ -1002,7 +1002,8 @@ def test_a_model_whose_depth_is_time_trains_and_its_card_says_so(tiny, tmp_path)
     assert all(layer is model.layers[0] for layer in model.layers)
     card = (out / "README.md").read_text()
     assert "**Depth as time:** one layer's weights at every step" in card and "T = 0.5" in card  # 2 layers × ¼
-    assert "Strang's same G" in card and "sphere" in card and "move penalty of 3 ×" in card
+    assert "Strang's same G" in card and "sphere" in card
+    assert "move penalty λ × mean ‖Δx‖²/‖x‖² added to the loss, λ = 3." in card
     code, _, plain = run(tiny, tmp_path, "--steps", "2", "--eval-every", "2", "--device", "cpu", name="plain")
     assert code == 0 and "Depth as time" not in (plain / "README.md").read_text()
     assert "Splitting orders" not in card  # none measured yet
@@ -1021,24 +1022,31 @@ def test_a_model_whose_depth_is_time_trains_and_its_card_says_so(tiny, tmp_path)
 
 def test_a_resumed_run_may_raise_the_move_penalty_and_its_card_says_from_when(tiny, tmp_path, monkeypatch):
     """The stop rule of the ODE pair (docs/training-notes.md): a run resumed with another --move-penalty trains
-    with the new λ from that step, and its facts, checkpoint and card keep both, each with the step it began."""
+    with the new λ from that step, and its checkpoint, facts and card keep every λ with the step it began; a
+    resume with the same λ adds nothing; a checkpoint written before runs recorded it reads its λ from its args."""
     from macaron.train import objective
 
     seen = []
     real = objective.MaskedLM.__init__
-    monkeypatch.setattr(objective.MaskedLM, "__init__",
-                        lambda self, encoder, move_penalty=0.0: (seen.append(move_penalty), real(self, encoder,
-                                                                                                  move_penalty))[1])
+
+    def spy(self, encoder, move_penalty=0.0):
+        seen.append(move_penalty)
+        real(self, encoder, move_penalty)
+
+    monkeypatch.setattr(objective.MaskedLM, "__init__", spy)
     args = ("--steps", "6", "--eval-every", "3", "--keep-every", "3", "--shared", "--step", "0.5", "--sphere",
             "--norm", "post", "--device", "cpu")
-    assert run(tiny, tmp_path, *args, "--move-penalty", "3", "--stop-after", "3", name="p")[0] == 0
     saved = tmp_path / "run-p" / "checkpoint" / "state.json"
+    assert run(tiny, tmp_path, *args, "--move-penalty", "3", "--stop-after", "2", name="p")[0] == 0
     old = json.loads(saved.read_text())
-    del old["penalties"]  # a checkpoint written before runs recorded it: its args say which λ it ran
+    del old["penalties"]  # as a checkpoint written before runs recorded it
     saved.write_text(json.dumps(old))
-    code, run_dir, out = run(tiny, tmp_path, *args, "--move-penalty", "6", "--resume", name="p")
-    assert code == 0 and seen == [3.0, 6.0]  # the second process trains with the new λ
+    assert run(tiny, tmp_path, *args, "--move-penalty", "6", "--resume", "--stop-after", "4", name="p")[0] == 0
+    assert json.loads(saved.read_text())["penalties"] == [[0, 3.0], [2, 6.0]]
+    assert run(tiny, tmp_path, *args, "--move-penalty", "6", "--resume", "--stop-after", "5", name="p")[0] == 0
+    assert json.loads(saved.read_text())["penalties"] == [[0, 3.0], [2, 6.0]]  # the same λ: nothing new
+    code, _, out = run(tiny, tmp_path, *args, "--move-penalty", "9", "--resume", name="p")
+    assert code == 0 and seen == [3.0, 6.0, 6.0, 9.0]  # each process trains with the λ it was given
     facts = json.loads((out / "training.json").read_text())
-    assert facts["penalties"] == [[0, 3.0], [3, 6.0]] and facts["move_penalty"] == 6.0
-    assert "move penalty of 3 × mean ‖Δx‖²/‖x‖² added to the loss, 6 × from step 3" in (out / "README.md").read_text()
-    assert json.loads(saved.read_text())["penalties"] == [[0, 3.0], [3, 6.0]]
+    assert facts["penalties"] == [[0, 3.0], [2, 6.0], [5, 9.0]] and facts["move_penalty"] == 9.0
+    assert "added to the loss, λ = 3, 6 from step 2, 9 from step 5." in (out / "README.md").read_text()

@@ -299,7 +299,8 @@ def section_untied(o: dict) -> None:
     state.explain(f"{SYSTEMS[o['kind']]}, {o['n']} particles, β = {o['beta']:g}. Measured: tied halves give local/"
                   "global slopes 3/2 (Theorem 1); any untying that does not vanish with γ gives 2/1, the order of "
                   "Lie–Trotter. What stays is a smaller constant while ε is small; in the trained models of section 3 "
-                  "the two half-FFNs are more than their own size apart (3c measures them), so ε is not small.")
+                  "with two half-FFNs they are more than their own size apart (3c measures them), so ε is not small; "
+                  "macaron-ode's halves are one FFN (ε = 0).")
 
 
 def section_random() -> None:
@@ -330,7 +331,8 @@ def section_random() -> None:
                   "steps.")
 
 
-def section_networks() -> dict:
+def section_networks() -> tuple[dict, tuple]:
+    """3a–3d on one sentence; returns the URL's parameters and the two picks (3e reads their folders)."""
     st.header("3 · Trained networks: how far do the conditions hold?")
     st.markdown(
         "Strang's O(γ³) needs a **small step**, **the same G in both halves** and **exact sub-flows**; Lie–Trotter's "
@@ -342,7 +344,7 @@ def section_networks() -> dict:
     url = dict(s=text, a=state.url_model(pa, names), b=state.url_model(pb, names))
     if not (text or "").strip():
         st.info("Type a sentence (or pick a preset) to measure the layers on it.", icon=":material/edit_note:")
-        return url
+        return url, (pa, pb)
     measured = []
     for slot, pick in enumerate((pa, pb)):
         if pick is None or cache.try_load(pick[1]) is None or cache.trace(pick[1], text, pick[0]) is None:
@@ -357,7 +359,7 @@ def section_networks() -> dict:
         measured = [(slot, f"{name} ({'AB'[slot]})", scheme, r) for slot, name, scheme, r in measured]
     if not measured:
         st.info("Nothing to measure yet: pick a model that loads and a sentence it can read.", icon=":material/info:")
-        return url
+        return url, (pa, pb)
     colors = dict(zip([m[0] for m in measured], model_colors([m[2] for m in measured])))  # slot -> colour
 
     post_ln = any(r["norm"] is not None for *_, r in measured)
@@ -435,60 +437,68 @@ def section_networks() -> dict:
     state.explain("Spread = RMS distance of the particles to their centre; raw = the residual stream, normalised = "
                   "each token standardised (what the next operator reads). Whether diffusion gathers the particles "
                   "and convection spreads them is measured here, not assumed: it depends on the view and the model.")
-    section_trained_orders(measured, (pa, pb))
-    with st.expander("What these measures show, and what they do not"):
-        st.markdown(
-            "- **They are properties of real layers on real states**, with the conditions of the splitting "
-            "theorems checked one by one: step size, commutator (with a control), tied halves.\n"
-            "- **3a–3d do not give an order of accuracy.** For a model with a layer of its own at every depth "
-            "there is no one flow to compare with: F and G change from layer to layer, and a post-LN model's "
-            "LayerNorm gain and bias move the state by an amount that does not shrink with the step. 3e "
-            "measures the order where such a flow exists: one shared layer, and post-LN without gain or bias "
-            "(the ODE pair).\n"
-            "- **The two models are trained separately**: their F and G are different functions. Which model "
-            "models language better is a question for held-out loss (README, shipped models).\n"
-            "- **One sentence**: try several; [CLS] and [SEP] are included.")
-    return url
+    return url, (pa, pb)
 
 
-def section_trained_orders(measured: list, picks: tuple) -> None:
+def section_trained_orders(picks: tuple) -> None:
     st.subheader("3e · The splitting order on a trained flow")
     found = []
-    for slot, name, _, _ in measured:
+    for slot, pick in enumerate(picks):
+        model = None if pick is None else cache.try_load(pick[1])
+        if model is None:
+            continue
+        name = pick[0] if picks[0] != picks[1] else f"{pick[0]} ({'AB'[slot]})"
         try:
-            record = orders.read(picks[slot][1])
+            record = orders.read(pick[1], model)
         except CheckpointError as e:
             st.warning(f"{name}: {e}", icon=":material/info:")
             continue
         if record is not None:
-            found.append((name, record))
+            found.append((name, record, model.config))
     if not found:
-        st.info("Neither model has measured orders. They exist for models whose depth is time: one layer shared "
-                "by every depth, post-LN without gain or bias (pick transformer-ode and macaron-ode); "
-                "`python -m macaron.orders FOLDER --save` measures a model of that kind.", icon=":material/info:")
+        st.info("Neither model has measured orders. They are measured (`python -m macaron.orders FOLDER --save`) "
+                "where a layer is a step of a flow that can be solved: pre-LN, or post-LN without gain or bias, "
+                "as the ODE pair (transformer-ode, macaron-ode); a LayerNorm gain and bias, as in the other shipped "
+                "models, move the state by an amount that does not shrink with the step (3a).", icon=":material/info:")
         return
     st.markdown(
-        "One shared layer is one vector field V = F + G, so its exact flow exists and can be solved (torchdiffeq, "
-        "float64): each scheme's step, built from the network's own attention F and FFN G, is held against it, "
-        "at the model's own step h and at h/2, h/4, h/8.")
+        "A layer's attention F and FFN G make one vector field V, the sum of the sub-steps' fields, whose exact "
+        "flow can be solved (torchdiffeq, float64): each scheme's step, built from the network's own F and G, is "
+        "held against it, at the model's own step h and at h/2, h/4, h/8; over the model's whole time T, with n "
+        "steps per layer.")
     solver = st.radio("Sub-flows", list(SOLVERS), format_func=SOLVERS.get, key="l_sub3", horizontal=True)
-    for k, (name, record) in enumerate(found):
+    for k, (name, record, _) in enumerate(found):
         st.markdown(f"**{name}**")
-        st.plotly_chart(plot.convergence(orders.as_study(record), solver, ["lie-trotter", "strang"]),
-                        key=f"l_trained_{k}", **CHART)
+        st.plotly_chart(plot.convergence(orders.as_study(record), solver, ["lie-trotter", "strang"],
+                                         error=orders.ERROR), key=f"l_trained_{k}", **CHART)
         st.caption(f"{name}: {record['states']} states entering a layer, from {record['sentences']} shipped "
                    f"sentences (local); {record['global_sentences']} sentences run to T = {record['horizon']:g} "
-                   f"(global); measured {record['measured']}.")
-    rows = [{"model": name, **row} for name, record in found
-            for row in plot.slope_rows(orders.as_study(record), ["lie-trotter", "strang"],
-                                       intervals={"local": record["local_slope"], "global": record["global_slope"]})]
+                   f"(global); measured {record['measured']} on these weights.")
+    rows = [{"model": name, **{k: v for k, v in row.items() if k != "network layer"}} for name, record, _ in found
+            for row in plot.slope_rows(orders.as_study(record), ["lie-trotter", "strang"], record=record)]
     st.dataframe(rows, hide_index=True, width="stretch")
+    sphere = any(c.norm == "post" for *_, c in found)
     state.explain(
-        "Slopes fitted to the mean error, with 95 % bootstrap intervals over the states; theory in brackets. "
-        "Each model runs one of the two orders as it was trained (Transformer: Lie–Trotter; Macaron: Strang with "
-        "one FFN in both halves); the other order is built from the same F and G. The states live on the sphere "
-        "of radius √d that a post-LN norm without gain or bias projects onto, so every field is the projected "
-        "one and the Euler sub-step is the network's own x ← N(x + γ·op(x)).")
+        "Slopes fitted to the mean error; in square brackets a 95 % bootstrap interval over the sentences (wide "
+        "when they are few), in parentheses the theorem's order for this model: Strang's exact step is third order "
+        "only with the same G in both halves. Each model runs one of the two orders as it was trained "
+        "(Transformer: Lie–Trotter; Macaron: Strang); the other order is built from the same F and G."
+        + (" The post-LN states live on the sphere of radius √d that a norm without gain or bias projects onto, so "
+           "every field is the projected one and the Euler sub-step is the network's own x ← N(x + γ·op(x))."
+           if sphere else ""))
+
+
+def caveats() -> None:
+    with st.expander("What these measures show, and what they do not"):
+        st.markdown(
+            "- **They are properties of real layers on real states**, with the conditions of the splitting "
+            "theorems checked one by one: step size, commutator (with a control), tied halves.\n"
+            "- **3a–3d do not give an order of accuracy.** A post-LN model's LayerNorm gain and bias move the state "
+            "by an amount that does not shrink with the step, so no flow is there to compare with. 3e measures "
+            "the order where a flow is (the ODE pair: post-LN without gain or bias, one shared layer).\n"
+            "- **The two models are trained separately**: their F and G are different functions. Which model "
+            "models language better is a question for held-out loss (README, shipped models).\n"
+            "- **One sentence** (3a–3d): try several; [CLS] and [SEP] are included.")
 
 
 def render() -> None:
@@ -498,7 +508,10 @@ def render() -> None:
     st.session_state["l_show"] = url["show"]
     section_particles(o)
     section_orders(o)
-    url.update(section_networks() or {})
+    network_url, picks = section_networks()
+    url.update(network_url)
+    section_trained_orders(picks)
+    caveats()
     state.sync_url(url)
 
 

@@ -203,10 +203,12 @@ def slope_text(slope: float, errors) -> str:
 
 
 def convergence(study: ConvergenceStudy, solver: str, schemes: Sequence[str] | None = None,
-                plot_height: int = 360, looks: dict[str, tuple[str, SchemeStyle]] | None = None) -> go.Figure:
+                plot_height: int = 360, looks: dict[str, tuple[str, SchemeStyle]] | None = None,
+                error: str = "RMS error") -> go.Figure:
     """Two log-log panels: local error of one step against γ, global error at the horizon against
     γ = horizon / n. Dashed grey guides ∝ γ¹, γ², γ³; the fitted slopes are in the legend. `looks`
-    names and draws study keys that are not registered schemes: {key: (legend name, style)}."""
+    names and draws study keys that are not registered schemes: {key: (legend name, style)}; `error`
+    names what was measured (the y axis)."""
     looks = looks or {}
     names = [s for s in (schemes or [*SCHEMES, *looks]) if s in study.local_error and solver in study.local_error[s]]
     panels = [("x", "y", np.asarray(study.gammas, float), study.local_error, study.local_slope, (2, 3)),
@@ -230,7 +232,7 @@ def convergence(study: ConvergenceStudy, solver: str, schemes: Sequence[str] | N
                              line=dict(color=look.color, width=3, dash=look.dash),
                              marker=dict(size=8, color=look.color, symbol=look.symbol.replace("-open", "")),
                              hovertemplate=(f"{title}<br>γ = %{{x:.3g}} %{{text}}<br>"
-                                            f"error %{{y:.3g}}<extra></extra>")))
+                                            f"{error} %{{y:.3g}}<extra></extra>")))
     dashes = {1: "dot", 2: "dash", 3: "longdash"}
     for i, (xa, ya, x, err, _slope, orders) in enumerate(panels):
         real = [np.asarray(err[s][solver], float) for s in names if not is_roundoff(err[s][solver])]
@@ -274,7 +276,7 @@ def convergence(study: ConvergenceStudy, solver: str, schemes: Sequence[str] | N
         40 + plot_height + bottom, font=LAB_FONT,
         margin=dict(l=70, r=20, t=40, b=bottom),
         xaxis=xaxis(panels[0][2], "step size γ", [0.0, 0.46], "y"),
-        yaxis=dict(type="log", title=dict(text="RMS error"), anchor="x", exponentformat="power", range=yrange,
+        yaxis=dict(type="log", title=dict(text=error), anchor="x", exponentformat="power", range=yrange,
                    autorange=False, dtick=ydtick),
         xaxis2=xaxis(panels[1][2], "step size γ = T / n", [0.54, 1.0], "y2"),
         yaxis2=dict(type="log", anchor="x2", exponentformat="power", range=yrange, autorange=False,
@@ -315,16 +317,17 @@ def _measured(slope: float, errors, expected: int | None, interval=None) -> str:
 
 
 def slope_rows(study: ConvergenceStudy, schemes: Sequence[str] | None = None,
-               solvers: Sequence[str] = ("exact", "euler"), intervals: dict | None = None) -> list[dict]:
-    """One row per scheme × sub-flow solver: measured and expected orders (for a table). `intervals`:
-    {"local"|"global": {scheme: {solver: (fit, low, high)}}} (macaron.orders' record) adds 95 % intervals."""
-    ci = lambda part, s, solver: intervals[part][s][solver][1:] if intervals else None  # noqa: E731
+               solvers: Sequence[str] = ("exact", "euler"), record: dict | None = None) -> list[dict]:
+    """One row per scheme × sub-flow solver: measured and expected orders (for a table). `record` (macaron.orders'
+    measured orders of a trained model) gives the intervals of the slopes and the model's own expected orders."""
+    ci = lambda part, s, solver: record[f"{part}_slope"][s][solver][1:] if record else None  # noqa: E731
     rows = []
     for solver in solvers:
         for s in (schemes or SCHEMES):
             if s not in study.local_error or solver not in study.local_error[s]:
                 continue
-            exp_local, exp_global = EXPECTED_ORDER.get((s, solver), (None, None))
+            exp_local, exp_global = record["expected"][s][solver] if record else EXPECTED_ORDER.get((s, solver),
+                                                                                                    (None, None))
             loc, glo = study.local_error[s][solver], study.global_error[s][solver]
             rows.append({
                 "scheme": _scheme(s).title,

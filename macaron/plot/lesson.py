@@ -230,16 +230,19 @@ def trained_orders_html(step: lesson.LessonStep, div_id: str) -> str:
     orders with exact and with Euler sub-flows (macaron.orders' record, as the lab's section 3e draws it)."""
     name = step.view.get("b", "")
     try:
-        record = orders.read(resolve(name))
+        folder = resolve(name)
+        record = orders.read(folder, load(folder, device="cpu"))
     except CheckpointError:
         record = None
     if record is None:
-        return f"<p class='caption'>The measured orders of {html.escape(name)} are not in this installation.</p>"
+        return (f"<p class='caption'>The orders measured on {html.escape(name)} are not in this installation (or "
+                f"not of its weights): <code>python -m macaron.orders {html.escape(name)} --save</code> measures "
+                f"them.</p>")
     study, out = orders.as_study(record), []
     for solver, words in (("exact", "each sub-flow solved exactly (the theorem's setting)"),
                           ("euler", "one Euler move per sub-step (what the network computes)")):
         slopes = {s: record["local_slope"][s][solver][0] for s in ("lie-trotter", "strang")}
-        fig = convergence(study, solver, ["lie-trotter", "strang"])
+        fig = convergence(study, solver, ["lie-trotter", "strang"], error=orders.ERROR)
         out.append(_figure_block(Panel(figure_html(fig, f"{div_id}-{solver}"), still_html(fig, f"{div_id}-{solver}-p"),
                                        "its only state", f"<b>{html.escape(name)}</b>, trained, {words}: local "
                                        f"slopes {slopes['lie-trotter']:.2f} (Lie–Trotter) and {slopes['strang']:.2f} "

@@ -364,7 +364,7 @@ class Order:
             seen, step, epoch = int(cum[-1]), step + self.per_epoch, epoch + 1
 
 
-def validation_batches(packed: Packed, n_seqs: int, batch: int, seed: int, pad_to: int | None = None):
+def held_out_batches(packed: Packed, n_seqs: int, batch: int, seed: int, pad_to: int | None = None):
     """The fixed held-out set: the first n_seqs packed validation sequences, masked once with a fixed
     seed, so every model (and every evaluation) sees exactly the same inputs and targets."""
     n = min(n_seqs, len(packed))

@@ -163,7 +163,7 @@ def main(argv=None) -> int:
     from ..checkpoint import CheckpointError, resolve
     from ..loading import load
     from . import card as cardlib
-    from .data import DataError, Packed, specials, validation_batches
+    from .data import DataError, Packed, held_out_batches, specials
     from .pack import open_data
 
     p = argparse.ArgumentParser(prog="python -m macaron.train.evaluate", description=__doc__.split("\n\n")[0])
@@ -179,7 +179,7 @@ def main(argv=None) -> int:
     try:
         data = open_data(args.data, args.tokenizer, Path("runs") / "eval-cache")
         sp = specials(data.tok)
-        batches = validation_batches(Packed(data.valid, sp, args.seq_len), args.eval_seqs, args.batch, EVAL_SEED)
+        batches = held_out_batches(Packed(data.valid, sp, args.seq_len), args.eval_seqs, args.batch, EVAL_SEED)
         results = {}
         for name in args.models:
             model = load(name, device="cuda" if torch.cuda.is_available() else "cpu")

@@ -57,7 +57,7 @@ from ..model import build
 from . import card as cardlib
 from . import evaluate as ev
 from . import precision, resume
-from .data import DataError, Order, Packed, generator_for, mask_tokens, padded, specials, validation_batches
+from .data import DataError, Order, Packed, generator_for, held_out_batches, mask_tokens, padded, specials
 from .distributed import Dist
 from .objective import MaskedLM, Schedule, optimizer_for
 from .options import model_configs, parse_args
@@ -270,7 +270,7 @@ class Run:
             for m in self.members:
                 m.metrics.parent.mkdir(parents=True, exist_ok=True)
         dist.barrier()
-        self.held_out = validation_batches(self.held_out_data, a.eval_seqs, a.eval_batch, a.eval_seed,
+        self.held_out = held_out_batches(self.held_out_data, a.eval_seqs, a.eval_batch, a.eval_seed,
                                         pad_to=a.seq_len if a.compile else None)
         self.shuffled = ev.shuffle_context(self.held_out, self.sp)  # the context effect at every evaluation
         self.unigram = ev.unigram_loss(self.data.train.ids, self.sp.vocab_size, self.held_out)
@@ -516,9 +516,12 @@ class Run:
                 last_log, log_tokens, log_t = self.step, 0, time.time()
             if self.step % a.eval_every == 0:
                 t = time.time()
+                kept = a.keep_every and self.step % a.keep_every == 0
+                if kept:
+                    self.check_replicas()  # a milestone is what publish ships: the ranks agree first
                 for m in self.members:
                     self.evaluate(m)
-                    if a.keep_every and self.step % a.keep_every == 0:
+                    if kept:
                         self.save_milestone(m)
                 log_t += time.time() - t  # evaluation time is not training throughput
             stop = a.stop_after is not None and a.stop_after <= self.step < self.total_steps
@@ -547,12 +550,12 @@ class Run:
     # 8. the model folders
     def finish(self):
         a, dist = self.args, self.dist
+        digests = self.check_replicas()
         for m in self.members:
             if (m.last_eval or {}).get("step") != self.step:
                 self.evaluate(m)
             if a.keep_every and self.step % a.keep_every:  # the final weights are a milestone too: the one
                 self.save_milestone(m)                      # a finished run publishes
-        digests = self.check_replicas()
         if digests:
             log(dist, f"the {dist.world} processes hold the same parameters at step {self.step:,} (compared before "
                       f"every checkpoint): " + ", ".join(f"{name} SHA-256 {d[:16]}" for name, d in digests.items()))
@@ -571,22 +574,22 @@ class Run:
         self.write_model(m, folder, {**m.last_eval, "unigram_loss": self.unigram}, torch.float16)
 
     def save_model(self, m: Member):
-        heldout = ev.evaluate(m.encoder, self.held_out, self.sp, self.data.train.ids)
-        self.write_model(m, m.out, heldout, torch.float16 if self.args.save_dtype == "float16" else None)
+        scores = ev.evaluate(m.encoder, self.held_out, self.sp, self.data.train.ids)
+        self.write_model(m, m.out, scores, torch.float16 if self.args.save_dtype == "float16" else None)
         log(self.dist, f"saved {m.out} ({self.tokens:,} tokens, {self.step:,} steps, held-out loss "
-                       f"{heldout['loss']:.4f}, accuracy {heldout['accuracy']:.4f}, context effect "
-                       f"{heldout['context_effect']:+.3f} nats)")
+                       f"{scores['loss']:.4f}, accuracy {scores['accuracy']:.4f}, context effect "
+                       f"{scores['context_effect']:+.3f} nats)")
 
-    def write_model(self, m: Member, folder: Path, heldout: dict, dtype: torch.dtype | None):
+    def write_model(self, m: Member, folder: Path, scores: dict, dtype: torch.dtype | None):
         """Weights, metrics so far, training.json and the card with its curve."""
         was = m.encoder.training
         m.encoder.eval()
         m.encoder.save(folder, card="", dtype=dtype)
         m.encoder.train(was)
         (folder / "metrics.jsonl").write_text(m.metrics.read_text())
-        cardlib.write(folder, self.facts(m, heldout, dtype))
+        cardlib.write(folder, self.facts(m, scores, dtype))
 
-    def facts(self, m: Member, heldout: dict, dtype: torch.dtype | None) -> dict:
+    def facts(self, m: Member, scores: dict, dtype: torch.dtype | None) -> dict:
         a, wall = self.args, self.clock()
         first = self.phases[0] if self.phases else {"lr": m.sched.base_lrs[0], "warmup": m.schedule.warmup}
         return {"config": m.config.to_dict(), "parameters": m.encoder.num_parameters(), "tokens": self.tokens,
@@ -594,7 +597,7 @@ class Run:
                 "batch": a.batch, "seq_len": a.seq_len, "lr": first["lr"], "warmup": first["warmup"],
                 "schedule": a.schedule, "weight_decay": a.weight_decay, "dropout": a.dropout, "seed": a.seed,
                 "accum": a.accum, "world_size": self.dist.world, "threads": torch.get_num_threads(),
-                "final": heldout, "wall_seconds": wall, "total_seconds": time.time() - self.t_start,
+                "final": scores, "wall_seconds": wall, "total_seconds": time.time() - self.t_start,
                 "hardware": cardlib.hardware(self.dist.device),
                 "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                 "command": command_line(self.dist, a.argv), "stats": self.data.stats,
@@ -604,7 +607,8 @@ class Run:
                 "save_dtype": "float16" if dtype == torch.float16 else "float32", "compiled": bool(a.compile),
                 "precision": precision.name(self.dtype), "mask_rate": a.mask_rate, "mask_only": a.mask_only,
                 "init_sha256": m.init_sha256, "warm_starts": self.warm_starts, "phases": self.phases,
-                "precisions": self.precisions, "move_penalty": a.move_penalty, "penalties": self.penalties}
+                "precisions": self.precisions, "penalties": self.penalties,
+                "move_penalty": a.move_penalty}  # the λ it ends with (penalties: each λ from its step)
 
 
 def train(args) -> int:
