@@ -67,3 +67,21 @@ def test_the_lessons_sentence_is_guessed_by_the_final_weights_only(name, rank):
     stages = list(learning.at_stages(name, device="cpu"))
     assert word in top(stages[-1], text, rank)  # final: among the first `rank` guesses
     assert all(word not in top(m, text, 5) for m in stages[:-1])  # no earlier stage has it in its top 5
+
+
+@pytest.mark.parametrize("name", ["transformer-ode", "macaron-ode"])
+def test_the_ode_pairs_measured_orders_are_of_its_weights_and_near_the_theorem(name):
+    """Lesson step 4, the lab's section 3e and the README say the ODE pair's measured orders are close to the
+    theorem's: the shipped record must be of the shipped weights (a re-published pair measured again), and
+    each local and global slope within 0.2 of the order the theorem gives for that model."""
+    from macaron import lesson, orders
+    from macaron.checkpoint import resolve
+
+    assert name in lesson.ODE_PAIR
+    record = orders.read(resolve(name), macaron.load(name, device="cpu"))
+    assert record is not None, f"{name}: no orders.json (make publish-ode measures it)"
+    for part, k in (("local", 0), ("global", 1)):
+        for scheme, by_solver in record[f"{part}_slope"].items():
+            for solver, (slope, _, _) in by_solver.items():
+                assert abs(slope - record["expected"][scheme][solver][k]) < 0.2, (part, scheme, solver, slope)
+    assert record["expected"]["strang"]["exact"] == [3, 2]  # one G in both halves
