@@ -371,6 +371,52 @@ def test_lab_page(server, page):
     shoot(page, "lab")
 
 
+def test_lab_draws_a_trained_flows_measured_orders(tokenizer, browser, tmp_path):
+    """Section 3e in Chromium, its own server on a tiny ODE pair: the Macaron's measured orders drawn as a
+    person reads them (its name above, the y axis saying what is measured, each scheme's slopes in the drawn
+    legend, as its orders.json holds them); the Transformer without a record gets no chart."""
+    import json
+
+    import torch
+
+    import macaron
+    from macaron import ModelConfig, orders
+
+    for scheme in ("transformer", "macaron"):
+        torch.manual_seed(0)
+        macaron.build(ModelConfig(scheme=scheme, d_model=32, n_layers=2, n_heads=4, ffn_total=128, max_len=128,
+                                  dropout=0.0, vocab_size=tokenizer.get_vocab_size(), name=f"flow-{scheme}",
+                                  norm="post", norm_affine=False, shared=True, step=0.5,
+                                  tied_halves=scheme == "macaron"), tokenizer).save(tmp_path / "m" / f"flow-{scheme}")
+    record = orders.measure(macaron.load(tmp_path / "m" / "flow-macaron"), ["the cat sat ."], ["the cat sat ."])
+    (tmp_path / "m" / "flow-macaron" / orders.FILE).write_text(json.dumps(record))
+    env = {k: v for k, v in os.environ.items() if k != "MACARON_MODELS"}
+    env["MACARON_MODELS_DIR"] = str(tmp_path / "m")
+    with app_server(env, tmp_path / "streamlit.log") as (url, _):
+        pg = browser.new_page(viewport={"width": 1280, "height": 720})
+        try:
+            pg.goto(f"{url}/lab?a=flow-transformer&b=flow-macaron")
+            pg.wait_for_selector("text=3e · The splitting order on a trained flow", timeout=120_000)
+            for _ in range(3):
+                pg.wait_for_function(QUIET, timeout=120_000)
+                pg.wait_for_timeout(800)
+            no_errors(pg)
+            heading = pg.locator("[data-testid='stMarkdownContainer'] strong", has_text="flow-macaron")
+            assert heading.count() == 1 and heading.first.is_visible()
+            chart = pg.locator(".js-plotly-plot").last
+            chart.scroll_into_view_if_needed()
+            legend = chart.locator(".legendtext").evaluate_all("els => els.map(e => e.textContent)")
+            for scheme, name in (("lie-trotter", "Lie–Trotter"), ("strang", "Strang–Marchuk")):
+                local = record["local_slope"][scheme]["exact"][0]
+                assert any(t.startswith(name) and f"slope local {local:.2f}" in t for t in legend), legend
+            assert chart.locator(".ytitle").first.text_content() == orders.ERROR
+            # no record: no chart of its own (3e heads each chart with its model's name in bold)
+            assert pg.locator("[data-testid='stMarkdownContainer'] strong", has_text="flow-transformer").count() == 0
+            shoot(pg, "lab_trained_orders")
+        finally:
+            pg.close()
+
+
 def test_server_log_is_clean(server):
     """Run last in this module: no warnings or tracebacks while serving every page above."""
     _, log = server

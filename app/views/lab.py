@@ -471,9 +471,9 @@ def section_trained_orders(picks: tuple) -> None:
         st.markdown(f"**{name}**")
         st.plotly_chart(plot.convergence(orders.as_study(record), solver, ["lie-trotter", "strang"],
                                          error=orders.ERROR), key=f"l_trained_{k}", **CHART)
-        st.caption(f"{name}: {record['states']} states entering a layer, from {record['sentences']} shipped "
-                   f"sentences (local); {record['global_sentences']} sentences run to T = {record['horizon']:g} "
-                   f"(global); measured {record['measured']} on these weights.")
+        st.caption(f"{name}: {record['states']} states entering a layer, from {_count(record['sentences'])} "
+                   f"(local); {_count(record['global_sentences'])} run to T = {record['horizon']:g} (global); "
+                   f"measured {record['measured']} on these weights.")
     rows = [{"model": name, **{k: v for k, v in row.items() if k != "network layer"}} for name, record, _ in found
             for row in plot.slope_rows(orders.as_study(record), ["lie-trotter", "strang"], record=record)]
     st.dataframe(rows, hide_index=True, width="stretch")
@@ -486,6 +486,10 @@ def section_trained_orders(picks: tuple) -> None:
         + (" The post-LN states live on the sphere of radius √d that a norm without gain or bias projects onto, so "
            "every field is the projected one and the Euler sub-step is the network's own x ← N(x + γ·op(x))."
            if sphere else ""))
+
+
+def _count(n: int) -> str:
+    return f"{n} sentence{'s' if n != 1 else ''}"
 
 
 def caveats() -> None:
