@@ -96,15 +96,11 @@ LESSON = (
         "A trained pair whose depth is time shows slopes close to these (the lab's section 3e).",
         "A Transformer layer runs the Lie–Trotter order (attention, then FFN), a Macaron layer the "
         "Strang–Marchuk order (½ FFN, attention, ½ FFN). The errors are drawn ×10 in the plane; the chart "
-        "beside it gives their true size. Say the conditions with the claim. The ODE pair (transformer-ode, "
-        "macaron-ode) meets them: one layer shared by every depth, steps of h = 0.5, post-LN without gain or "
-        "bias (the state stays on a sphere), one FFN in both of Macaron's halves; against the exact flow of its "
-        "own attention and FFN, its measured slopes are close to the theorem's (the lab's section 3e gives each "
-        "with its interval and the sentences it was measured on). The other shipped models "
-        "do not: a layer of their own at every depth, LayerNorm gains whose move does not shrink with the "
-        "step, two different half-FFNs. Either way the network takes one Euler step per sub-step, so what it "
-        "computes is O(γ²) locally in both orders: there Strang can win only by a smaller error, not a higher "
-        "order.",
+        "beside it gives their true size. Say the conditions with the claim: the ODE pair (one shared layer, "
+        "steps h = 0.5, post-LN without gain or bias, Macaron's halves one FFN) meets them, and its measured "
+        "slopes are close to the theorem's (the lab's section 3e); the other shipped models do not (a layer of "
+        "their own at every depth, LayerNorm gains, two half-FFNs). A network takes one Euler step per "
+        "sub-step, O(γ²) locally in either order: there Strang can win only by a smaller error.",
         "last", "the end of the run, t = 1: the errors each scheme has gathered"),
     LessonStep(
         "Transformer vs Macaron", "views/compare.py",

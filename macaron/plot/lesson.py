@@ -238,19 +238,22 @@ def trained_orders_html(step: lesson.LessonStep, div_id: str) -> str:
         return (f"<p class='caption'>The orders measured on {html.escape(name)} are not in this installation (or "
                 f"not of its weights): <code>python -m macaron.orders {html.escape(name)} --save</code> measures "
                 f"them.</p>")
-    study, out = orders.as_study(record), []
+    study, charts, said = orders.as_study(record), [], []
     for solver, words in (("exact", "each sub-flow solved exactly (the theorem's setting)"),
                           ("euler", "one Euler move per sub-step (what the network computes)")):
         slopes = {s: record["local_slope"][s][solver][0] for s in ("lie-trotter", "strang")}
         fig = convergence(study, solver, ["lie-trotter", "strang"], error=orders.ERROR)
-        out.append(_figure_block(Panel(figure_html(fig, f"{div_id}-{solver}"), still_html(fig, f"{div_id}-{solver}-p"),
-                                       "its only state", f"<b>{html.escape(name)}</b>, trained, {words}: local "
-                                       f"slopes {slopes['lie-trotter']:.2f} (Lie–Trotter) and {slopes['strang']:.2f} "
-                                       f"(Strang), from {record['states']} states of {record['sentences']} sentences; "
-                                       f"the exact flow of its own attention + FFN solved by torchdiffeq. Measured "
-                                       f"{html.escape(record['measured'])}."),
-                                 "the measured errors against the step"))
-    return "".join(out)
+        said.append(f"{'exact' if solver == 'exact' else 'Euler'} {slopes['lie-trotter']:.2f} and "
+                    f"{slopes['strang']:.2f}")
+        charts.append(f"<div class='figure'>{figure_html(fig, f'{div_id}-{solver}')}</div>"
+                      f"<p class='caption'><b>{html.escape(name)}</b>, trained, {words}: local slopes "
+                      f"{slopes['lie-trotter']:.2f} (Lie–Trotter) and {slopes['strang']:.2f} (Strang).</p>")
+    source = f"{record['states']} states of {record['sentences']} sentences, measured {html.escape(record['measured'])}"
+    # on screen the two charts; in print one line, so the step keeps its one page
+    return (f"<div class='screen-only'>{''.join(charts)}<p class='caption'>From {source}, against the exact flow of "
+            f"its own attention + FFN solved by torchdiffeq.</p></div>"
+            f"<p class='printed'>Trained {html.escape(name)} (charts on screen), local slopes Lie–Trotter and "
+            f"Strang: {'; '.join(said)} ({source}).</p>")
 
 
 def compare_panel(ms: Models, step: lesson.LessonStep, div_id: str, font_size: int) -> Panel:
