@@ -5,11 +5,13 @@ The computing is macaron's (macaron.toy, macaron.bridge); this module decides wh
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import streamlit as st
 
 import explorer_cache as cache
-from macaron import bridge, toy
+from macaron import bridge, orders, toy
 from macaron.schemes import SCHEMES
 
 EPSILONS = (0.0, 0.05, 0.2, 0.5, 1.0)  # the table of measured orders as the halves come apart
@@ -46,3 +48,15 @@ def layer_report(path: str, text: str) -> dict:
         if sum(s.kind == "convection" for s in model.config.substeps) == 2:
             report["tie"] = bridge.half_ffn_tie(model, traj)
     return report
+
+
+def measured_orders(path: str) -> dict | None:
+    """A model folder's orders.json checked against the loaded weights, once per version of the file (hashing
+    the weights on every rerun would be work for nothing: a served folder's weights do not change)."""
+    file = Path(path) / orders.FILE
+    return _measured_orders(path, file.stat().st_mtime_ns if file.exists() else 0)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _measured_orders(path: str, version: int) -> dict | None:
+    return orders.read(path, cache.load_model(path))  # version: the file's mtime, part of the cache key

@@ -17,7 +17,6 @@ network's own x ← N(x + s·h·K(x)). Whatever the slopes come out as is the re
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from torchdiffeq import odeint
 from .bridge import _double
 from .checkpoint import CheckpointError, read_json
 from .dynamics import as_scheme
+from .milestones import param_checksum
 from .schemes import get_scheme
 from .toy import ConvergenceStudy
 
@@ -241,11 +241,7 @@ def _well_formed(r) -> bool:
 
 def weights_sha256(model) -> str:
     """What the record was measured on: the model's weights, as a hash (a folder's new weights make it stale)."""
-    h = hashlib.sha256()
-    for name, t in sorted(model.state_dict().items()):
-        h.update(name.encode())
-        h.update(t.detach().to("cpu", torch.float32).contiguous().numpy().tobytes())
-    return h.hexdigest()[:16]
+    return param_checksum(model)[:16]
 
 
 def main(argv=None) -> int:

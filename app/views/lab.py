@@ -449,7 +449,7 @@ def section_trained_orders(picks: tuple) -> None:
             continue
         name = pick[0] if picks[0] != picks[1] else f"{pick[0]} ({'AB'[slot]})"
         try:
-            record = orders.read(pick[1], model)
+            record = lab_cache.measured_orders(pick[1])
         except CheckpointError as e:
             st.warning(f"{name}: {e}", icon=":material/info:")
             continue
