@@ -99,13 +99,13 @@ publish-small: setup
 # Depth as time (issue 38, docs/training-notes.md): one shared layer run for 6 steps of h = 0.5 (T = 3), norms
 # without gain (every state on one sphere), Macaron's halves tied; the minis' recipe and stream, plus a penalty
 # on the moves (λ × mean ‖Δx‖²/‖x‖²) that keeps each step small as the operators learn: λ = 20 to step 8,000,
-# 40 to 10,500, 80 after (the stop rule, twice: macaron-ode's masked guess kept under 95 % at n = 2). From the
-# random start (move pretrained/*-ode aside first, or the run warm-starts from them): make train-ode
-# PHASE="--move-penalty 20 --stop-after 8000", wait until it stops (its log says so), make train-ode
-# PHASE="--move-penalty 40 --stop-after 10500", wait again, then make train-ode.
+# 40 to 10,500, 80 to 15,500, 160 after (the stop rule, three times: macaron-ode's masked guess kept under 95 %
+# at n = 2). From the random start (move pretrained/*-ode aside first, or the run warm-starts from them): make
+# train-ode PHASE="--move-penalty 20 --stop-after 8000", wait until it stops (its log says so), then the same with
+# "--move-penalty 40 --stop-after 10500" and "--move-penalty 80 --stop-after 15500", then make train-ode.
 ODE_RUN := $(CACHE)/runs/ode
 ODE     := --models transformer-ode,macaron-ode $(subst --keep-every 250,--keep-every 500,$(RECIPE)) \
-           --move-penalty 80 --run-dir $(ODE_RUN) --out $(ODE_RUN)/models
+           --move-penalty 160 --run-dir $(ODE_RUN) --out $(ODE_RUN)/models
 
 train-ode: setup data
 	$(BIN)/python -m macaron.train.pretrain $(ODE) --detach $(call continue,$(ODE_RUN),transformer-ode) $(PHASE)
