@@ -52,17 +52,22 @@ html {font-size: 19px;}
 [data-testid="stHeader"] {display: none;}
 </style>""")
 
-pages = [
-    st.Page(VIEWS / "particles.py", title="Particles", icon=":material/bubble_chart:", url_path="start",
-            default=True),
-    st.Page(VIEWS / "compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
-    st.Page(VIEWS / "lab.py", title="Splitting lab", icon=":material/science:", url_path="lab"),
-    st.Page(VIEWS / "dynamics.py", title="Dynamics", icon=":material/grain:", url_path="dynamics"),
-]
+pages = {  # by file, as the lesson names its steps' pages
+    "particles.py": st.Page(VIEWS / "particles.py", title="Particles", icon=":material/bubble_chart:",
+                            url_path="start", default=True),
+    "compare.py": st.Page(VIEWS / "compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
+    "lab.py": st.Page(VIEWS / "lab.py", title="Splitting lab", icon=":material/science:", url_path="lab"),
+    "dynamics.py": st.Page(VIEWS / "dynamics.py", title="Dynamics", icon=":material/grain:", url_path="dynamics"),
+}
 
 with st.sidebar:
     st.markdown("### Macaron Explorer\nTransformers as multi-particle dynamics")
-page = st.navigation(pages)
+page = st.navigation(list(pages.values()))
+step = state.lesson_step()
+if step:  # a step's link typed by hand (/?lesson=4) opens the step's own page, not the one in the address
+    own = pages[Path(state.LESSON[step - 1].page).name]
+    if own.url_path != page.url_path:
+        st.switch_page(own, query_params=state.lesson_view(step))
 state.lesson_menu()
 with cache.turn():  # pages take turns on the server's cores
     page.run()

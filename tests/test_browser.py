@@ -290,6 +290,18 @@ def test_presenter_mode_and_the_lesson(server, page):
     assert "present=1" in page.url and not page.locator("[data-testid='stSidebar']").is_visible()
 
 
+def test_a_lesson_step_typed_by_hand_opens_on_its_own_page(server, page):
+    """/?lesson=4 names the default page (Particles) in its address; step 4 is the Splitting lab's: the
+    person sees the lab's title under the step's text, not Particles with the wrong step's words."""
+    url, _ = server
+    page.goto(f"{url}/?lesson=4")
+    page.wait_for_function("() => location.pathname.endsWith('/lab')", timeout=60_000)
+    settle(page)
+    no_errors(page)
+    assert page.locator("h1").first.inner_text().startswith("Splitting lab")
+    page.get_by_text("Lesson 4 of 6").wait_for()
+
+
 def test_particles_long_sentence_mask_and_3d(server, page):
     url, _ = server
     long = ("after the long meeting , the tired engineers walked slowly to the small cafe near the old station "
