@@ -38,7 +38,8 @@ EXTRA = [  # presenter mode and a lesson step on the classroom screen; the lab's
     ("lab-networks", "/lab#3 · Trained networks", None, (1920, 1080)),
     ("lab-networks-tie", "/lab#3c · Are Macaron", None, (1920, 1080)),
     ("dynamics-experiments", "/dynamics?exp=1#The trained operators as an ODE solver", None, (1280, 720)),
-    ("lab-orders", "/lab?a=transformer-ode&b=macaron-ode#3e · The splitting order", None, (1920, 1080)),  # the ODE pair's measured orders
+    # the ODE pair's measured orders
+    ("lab-orders", "/lab?a=transformer-ode&b=macaron-ode#3e · The splitting order", None, (1920, 1080)),
     ("lesson-4", "/?lesson=4", None, (1280, 720)),
 ]
 
