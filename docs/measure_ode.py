@@ -35,8 +35,9 @@ def measure(model) -> str:
     lines = [f"{model.config.name}: masked-word accuracy {accuracy:.1%} ({masked} masked words, {len(draws)} draws)"]
     for k, r in enumerate(draws[0][1:], start=1):
         kept = [d[k].agreement_masked for d in draws]
+        pooled = sum(d[k].agreement_masked * d[k].n_masked for d in draws) / sum(d[k].n_masked for d in draws)
         lines.append(f"  {r.name}: output change {np.mean([float(d[k].change.mean) for d in draws]):.1%} (mean over "
-                     f"{r.n_sentences} sentences), masked guess unchanged {np.mean(kept):.1%} "
+                     f"{r.n_sentences} sentences), masked guess unchanged {pooled:.1%} "
                      f"(draws {min(kept):.1%}–{max(kept):.1%})")
     sizes = []
     with torch.no_grad():
