@@ -41,6 +41,7 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -48,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from macaron import ModelConfig, build  # noqa: E402
 from macaron.config import SIZES as KNOWN_SIZES  # noqa: E402
+from macaron.operators import use_attention  # noqa: E402
 from macaron.train import precision  # noqa: E402
 from macaron.train.card import hardware  # noqa: E402
 from macaron.train.data import IGNORE, Specials, mask_tokens  # noqa: E402
@@ -133,8 +135,10 @@ class Trainer:
             self.times.append(time.perf_counter() - t)
 
     def flops(self, inputs, labels) -> float:
-        """FLOPs of forward + backward (clipping and AdamW are elementwise, not counted)."""
-        with FlopCounterMode(display=False) as counter:
+        """FLOPs of forward + backward (clipping and AdamW are elementwise, not counted). SDPA is counted as its
+        math backend's products: the counter does not see inside the CPU flash kernel, so every contestant's
+        attention counts alike, whichever kernel it trains with."""
+        with FlopCounterMode(display=False) as counter, sdpa_kernel(SDPBackend.MATH):
             self.loss(inputs, labels).backward()
         self.opt.zero_grad(set_to_none=True)
         return float(counter.get_total_flops())
@@ -157,10 +161,17 @@ def top_ops(trainer: Trainer, data, n: int = 3) -> str:
     return ", ".join(f"{names.get(k, k.removeprefix('aten::'))} {100 * v / total:.0f}%" for k, v in top)
 
 
+def ours(cfg: ModelConfig, device: torch.device, dtype: torch.dtype):
+    """Our encoder with the attention kernel the trainer takes on this device in this precision."""
+    encoder = build(cfg)
+    use_attention(encoder, precision.attention(device, dtype))
+    return encoder
+
+
 def contestants(cfg: ModelConfig, device: torch.device, dtype: torch.dtype) -> list[Trainer]:
     torch.manual_seed(0)
-    trainers = [Trainer("ours", MaskedLM(build(cfg)), device, dtype),
-                Trainer("ours-full-head", FullHead(build(cfg)), device, dtype),
+    trainers = [Trainer("ours", MaskedLM(ours(cfg, device, dtype)), device, dtype),
+                Trainer("ours-full-head", FullHead(ours(cfg, device, dtype)), device, dtype),
                 Trainer("hf-bert", Peer(peer_model(cfg)), device, dtype)]
     if device.type == "cuda":  # as `pretrain --compile` trains on the GPU: the encoder compiled, the head eager
         compiled = build(cfg)
@@ -256,7 +267,8 @@ def measure(cfg: ModelConfig, device: torch.device, dtype: torch.dtype, rate: fl
         step_s = statistics.median(t.times)
         models[t.name] = {"step_s": step_s, "tokens_per_s": tokens / step_s, "flops": flops[t.name],
                           "share": flops[t.name] / step_s / rate, "params": t.params, "n": len(t.times)}
-    return {"shape": cfg.name, "shape_name": shape_name(cfg), "precision": precision.name(dtype), "batch": batch,
+    return {"shape": cfg.name, "shape_name": shape_name(cfg), "precision": precision.name(dtype),
+            "path": precision.ATTENTION[precision.attention(device, dtype)], "batch": batch,
             "seq": args.seq, "rate": rate, "models": models, "load": (before, load_average()), "profile": profile,
             "attention": next(t for t in trainers if t.name == "hf-bert").net.bert.config._attn_implementation}
 
@@ -298,7 +310,7 @@ def report(res: dict) -> str:
             lines.append(f"  {name:15} {m['tokens_per_s']:9,.0f} tokens/s  ({1000 * m['step_s']:,.1f} ms/step, "
                          f"{m['flops'] / 1e9:,.2f} GFLOP/step, {m['flops'] / m['step_s'] / 1e9:,.1f} GFLOP/s = "
                          f"{100 * m['share']:.0f}% {share}; {m['params']:,} params; median of {m['n']})")
-        lines.append(f"  where ours spends a step (self time of its ops): {b['profile']}")
+        lines.append(f"  ours trains with {b['path']}; where it spends a step (self time of its ops): {b['profile']}")
         ratio = {name: m["tokens_per_s"] / b["models"]["hf-bert"]["tokens_per_s"] for name, m in b["models"].items()}
         compiled = f"; ours-compiled / HF {ratio['ours-compiled']:.2f}" if "ours-compiled" in ratio else ""
         lines.append(f"  ratio ours / HF {ratio['ours']:.2f}; same-work ratio ours-full-head / HF "
@@ -310,7 +322,7 @@ def report(res: dict) -> str:
 # ---- RESULTS.md -------------------------------------------------------------------------
 COLUMNS = ("device", "shape", "precision", "batch × seq", "threads", "ours tokens/s", "HF tokens/s", "ratio",
            "full-head tokens/s", "same-work ratio", "GFLOP/step (ours)", "share of matmul rate ours / HF",
-           "matmul rate GFLOP/s", "top ops of ours (self time)", "date", "load")
+           "matmul rate GFLOP/s", "attention of ours: top ops (self time)", "date", "load")
 
 
 def cells(line: str) -> list[str]:
@@ -328,7 +340,8 @@ def row(res: dict, b: dict) -> str:
     figures = [f"{ours['tokens_per_s']:,.0f}", f"{hf['tokens_per_s']:,.0f}",
                f"{ours['tokens_per_s'] / hf['tokens_per_s']:.2f}", f"{full['tokens_per_s']:,.0f}",
                f"{full['tokens_per_s'] / hf['tokens_per_s']:.2f}", f"{ours['flops'] / 1e9:,.1f}",
-               f"{100 * ours['share']:.0f}% / {100 * hf['share']:.0f}%", f"{b['rate'] / 1e9:,.0f}", b["profile"],
+               f"{100 * ours['share']:.0f}% / {100 * hf['share']:.0f}%", f"{b['rate'] / 1e9:,.0f}",
+               f"{b['path']}: {b['profile']}",
                today, fmt_load(b["load"])]
     return "| " + " | ".join(head + figures) + " |"
 
@@ -361,9 +374,11 @@ def write(results: list[dict], path: Path = RESULTS):
             f"achieved FLOP/s ÷ the best `torch.mm` rate measured in the same run, same dtype and threads "
             f"(on the CPU 4096 × 512·512 × 2048, 4096 × 2048·2048 × 512, 4096 × 256·256 × 1024; on CUDA 8192², "
             f"so there it is the MFU, and \"ours\" is the compiled encoder, as `pretrain --compile` trains, the "
-            f"peer eager). Top ops: the three aten ops with the largest share of one step's self time of "
-            f"\"ours\" (`torch.profiler`). The device names the CPU kind (AMX, AVX512_BF16, AVX2: the flags the fast "
-            f"path depends on). Load = 1-minute load average before → after (other jobs on the machine). "
+            f"peer eager). Attention of ours: the kernel the trainer takes on this CPU kind in this precision "
+            f"(`macaron.train.precision.attention`; rows without it are SDPA's); top ops: the three aten ops with "
+            f"the largest share of one step's self time of \"ours\" (`torch.profiler`). The device names the CPU "
+            f"kind (AMX, AVX512_BF16, AVX2: the flags the fast path depends on). Load = 1-minute load average "
+            f"before → after (other jobs on the machine). "
             f"Python {platform.python_version()}, torch {torch.__version__}.\n\n"
             f"| {' | '.join(COLUMNS)} |\n|{'---|' * len(COLUMNS)}\n" + "\n".join(rows.values()))
     write_section(TITLE, body, path)

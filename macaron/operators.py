@@ -43,6 +43,8 @@ def _divisor_near_sqrt(n: int) -> int:
 class Diffusion(nn.Module):
     """F(x): particles move towards a weighted mean of the others' values."""
 
+    sdpa = True  # plain dot-product attention by SDPA's fused kernel; False: matmul, softmax, matmul (use_attention)
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         d, h, L = cfg.d_model, cfg.n_heads, cfg.max_len
@@ -111,7 +113,7 @@ class Diffusion(nn.Module):
             v = self._heads(self.value(x))
         mask = None if attention_mask is None else attention_mask[:, None, None, :]  # broadcast over heads and queries
         p = self.dropout if self.training else 0.0
-        if self.parts == ["dot"] and not need_weights:  # the fast path: fused SDPA kernel
+        if self.parts == ["dot"] and not need_weights and self.sdpa:  # the fast path: fused SDPA kernel
             y, weights = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p), None
         else:
             parts = [self._logits(part, x, q, k) for part in self.parts]
@@ -142,6 +144,16 @@ class Parallel(nn.Module):
     def forward(self, x, attention_mask=None, position=None, need_weights: bool = False):
         y, weights = self.diffusion(x, attention_mask, position, need_weights)
         return y + self.convection(x), weights
+
+
+def use_attention(model: nn.Module, kernel: str) -> None:
+    """Compute model's plain dot-product attention with SDPA's fused kernel ('sdpa') or as matmul, softmax, matmul
+    ('matmul'): the same map; which trains faster depends on the CPU and the precision (train.precision.attention)."""
+    if kernel not in ("sdpa", "matmul"):
+        raise ValueError(f"attention kernel {kernel!r}: choose 'sdpa' or 'matmul'")
+    for m in model.modules():
+        if isinstance(m, Diffusion):
+            m.sdpa = kernel == "sdpa"
 
 
 def operator(kind: str, cfg: ModelConfig) -> nn.Module:

@@ -108,6 +108,38 @@ def test_batch_with_padding_matches_single(attention):
     assert diffusion.shape == (4, 3, 3) and np.allclose(diffusion.sum(-1), 1, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype, tol", [(torch.float32, 1e-4), (torch.bfloat16, 0.05)])
+def test_matmul_attention_trains_as_sdpa_does(dtype, tol, monkeypatch):
+    """The trainer's 'matmul' kernel (matmul, softmax, matmul) against PyTorch's fused SDPA kernel, in training mode,
+    with padding: the same loss and the same gradient of every weight (bf16: to its rounding)."""
+    from macaron import operators
+    from macaron.operators import use_attention
+
+    calls = []
+    sdpa = operators.F.scaled_dot_product_attention
+    monkeypatch.setattr(operators.F, "scaled_dot_product_attention", lambda *a, **k: calls.append(1) or sdpa(*a, **k))
+    model = tiny(dropout=0.0).train()
+    ids = torch.tensor([[2, 5, 6, 7, 8, 9, 3], [2, 11, 12, 3, 0, 0, 0]])
+    mask = ids != 0
+    results = []
+    for kernel in ("sdpa", "matmul"):
+        use_attention(model, kernel)
+        model.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype == torch.bfloat16):
+            out = model(ids, mask)
+        (out.float()[mask] ** 2).sum().backward()
+        grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}  # not the MLM head's
+        results.append((out.float().detach(), grads))
+        assert len(calls) == (2 if kernel == "sdpa" else 0)  # one call a layer, then none
+        calls.clear()
+    (a, ga), (b, gb) = results
+    assert ga.keys() == gb.keys() and any("qkv" in n for n in ga)
+    assert (a[mask] - b[mask]).abs().max() < tol * a[mask].abs().max()
+    assert all((ga[n] - gb[n]).norm() <= tol * ga[n].norm() for n in ga)
+    with pytest.raises(ValueError, match="sdpa"):
+        use_attention(model, "flash")
+
+
 def test_logit_lens_at_last_state_is_the_mlm_prediction():
     model = tiny()
     ids = [2, 4, 9, 3]

@@ -626,6 +626,11 @@ def test_precision_follows_the_cpu_flags(tmp_path):
     assert P.choose(cpu, "bf16", frozenset()) == torch.bfloat16
     with pytest.raises(ValueError, match="float32"):
         P.choose(cpu, "fp8")
+    amx = frozenset({"amx_bf16", "amx_tile", "avx512_bf16"})  # SDPA's bf16 backward is slow there: matmul attention
+    assert P.attention(cpu, torch.bfloat16, amx) == "matmul"
+    assert P.attention(cpu, torch.float32, amx) == "sdpa"
+    assert P.attention(cpu, torch.bfloat16, frozenset({"avx512_bf16"})) == "sdpa"
+    assert P.attention(torch.device("cuda"), torch.bfloat16, amx) == "sdpa"
     a, b = torch.randn(4, 8), torch.randn(8, 3)
     with P.autocast(cpu, torch.bfloat16):
         assert (a @ b).dtype == torch.bfloat16
@@ -659,20 +664,39 @@ def test_a_run_resumed_on_another_cpu_records_each_precision(tiny, tmp_path, mon
     assert run(tiny, tmp_path, *args, "--stop-after", "3", name="r")[0] == 0
     shipped = tmp_path / "shipped"
     publish.publish(tmp_path / "run-r", shipped)
-    assert json.loads((shipped / "r" / "training.json").read_text())["precisions"] == [[0, "bf16"]]
+    assert json.loads((shipped / "r" / "training.json").read_text())["precisions"] == [[0, "bf16", "sdpa"]]
     monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"avx2"}))
     code, _, out = run(tiny, tmp_path, *args, "--resume", name="r")
     assert code == 0
     facts = json.loads((out / "training.json").read_text())
-    assert facts["precisions"] == [[0, "bf16"], [3, "float32"]] and facts["precision"] == "float32"
-    assert "bf16 from step 0, float32 from step 3 |" in (out / "README.md").read_text()
+    assert facts["precisions"] == [[0, "bf16", "sdpa"], [3, "float32", "sdpa"]] and facts["precision"] == "float32"
+    assert "bf16 with SDPA attention from step 0, float32 with SDPA attention from step 3 |" in \
+        (out / "README.md").read_text()
     shutil.rmtree(tmp_path / "run-r")  # a new machine: the published milestone of step 3 is all there is
     code, _, out = run(tiny, tmp_path, *args, "--warm-start", str(shipped), "--rewarm", "1", name="r")
     assert code == 0
-    assert json.loads((out / "training.json").read_text())["precisions"] == [[0, "bf16"], [3, "float32"]]
+    facts = json.loads((out / "training.json").read_text())
+    assert facts["precisions"] == [[0, "bf16", "sdpa"], [3, "float32", "sdpa"]]
     monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"avx512_bf16"}))
     code, _, out = run(tiny, tmp_path, *args, name="same")
-    assert code == 0 and "thread(s) per process, bf16 |" in (out / "README.md").read_text()
+    assert code == 0 and "thread(s) per process, bf16 with SDPA attention |" in (out / "README.md").read_text()
+
+
+def test_on_an_amx_cpu_bf16_trains_with_matmul_attention_and_says_so(tiny, tmp_path, monkeypatch, capsys):
+    """The CPU kind picks the attention kernel; the log and the card name it, and a run resumed on another kind
+    records the change from the step it happened."""
+    from macaron.train import precision as P
+
+    args = ["--steps", "4", "--eval-every", "2", "--device", "cpu"]  # a CPU, even with a GPU
+    monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"amx_bf16", "amx_tile", "avx512_bf16"}))
+    assert run(tiny, tmp_path, *args, "--stop-after", "2", name="r")[0] == 0
+    assert "fused AdamW, matmul–softmax attention" in capsys.readouterr().out
+    monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"avx512_bf16"}))
+    code, _, out = run(tiny, tmp_path, *args, "--resume", name="r")
+    assert code == 0 and "fused AdamW, SDPA attention" in capsys.readouterr().out
+    assert json.loads((out / "training.json").read_text())["precisions"] == [[0, "bf16", "matmul"], [2, "bf16", "sdpa"]]
+    assert "bf16 with matmul–softmax attention from step 0, bf16 with SDPA attention from step 2 |" in \
+        (out / "README.md").read_text()
 
 
 def test_weights_published_before_a_config_field_existed_still_warm_start(tiny, tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..checkpoint import FACTS, read_json, read_metrics
 from ..schemes import get_scheme
-from .precision import cpu_kind
+from .precision import ATTENTION, cpu_kind
 
 CURVE = "training_curve.png"
 
@@ -121,8 +121,14 @@ def _heldout(final: dict, eval_seqs) -> str:
 
 
 def precisions(info: dict) -> list[list]:
-    """[[step, precision], ...] of a run's facts; facts written before runs recorded it had one precision."""
+    """[[step, precision, attention kernel], ...] of a run's facts; facts written before runs recorded it had one
+    precision, and before runs recorded the kernel [step, precision] (SDPA, then the only kernel)."""
     return info.get("precisions") or [[0, info.get("precision", "float32")]]
+
+
+def computed_with(entry: list) -> list[str]:
+    """[precision, attention kernel] of one entry of precisions()."""
+    return [entry[1], entry[2] if len(entry) > 2 else "sdpa"]
 
 
 def penalties(info: dict) -> list[list]:
@@ -141,11 +147,13 @@ def _penalty(info: dict) -> list[str]:
 
 
 def _precisions(info: dict) -> str:
-    """What the run computed in: one precision, or each from the step it began (a run resumed on another CPU)."""
+    """What the run computed with: one precision and attention kernel, or each from the step it began (a run
+    resumed on another CPU)."""
     steps = precisions(info)
-    if len(steps) == 1:
-        return steps[0][1]
-    return ", ".join(f"{name} from step {step:,}" for step, name in steps)
+    said = [f"{p} with {ATTENTION[k]}" for p, k in map(computed_with, steps)]
+    if len(said) == 1:
+        return said[0]
+    return ", ".join(f"{name} from step {entry[0]:,}" for name, entry in zip(said, steps))
 
 
 def orders_section(record: dict | None) -> str:

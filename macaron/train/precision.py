@@ -77,6 +77,20 @@ def describe(device: torch.device, dtype: torch.dtype, requested: str = "auto") 
     return f"bf16 autocast (native: {why}); weights and optimizer state stay float32"
 
 
+# The attention kernel of a training step, by CPU kind. On an Intel Xeon with AMX (2 threads, torch 2.13.0,
+# 2026-11-26) PyTorch's CPU flash-attention backward took 51 ms a layer of the 6 × 512 at batch 32 × 128 in bf16,
+# twice its float32 time, while matmul, softmax, matmul in bf16 took ~8 ms: the whole step ran 1.3-1.5× faster
+# (docs/training-notes.md). In float32 the two are even, so SDPA stays; on the other kinds SDPA is what was measured.
+MATMUL_ATTENTION_KINDS = ("AMX",)
+ATTENTION = {"sdpa": "SDPA attention", "matmul": "matmul–softmax attention"}
+
+
+def attention(device: torch.device, dtype: torch.dtype, flags: frozenset[str] | None = None) -> str:
+    """The attention kernel to train with: 'matmul' (bf16 on a CPU kind where SDPA's backward is slow) or 'sdpa'."""
+    slow = device.type == "cpu" and dtype == torch.bfloat16 and cpu_kind(flags) in MATMUL_ATTENTION_KINDS
+    return "matmul" if slow else "sdpa"
+
+
 def autocast(device: torch.device, dtype: torch.dtype):
     """The autocast context for dtype (nothing for float32)."""
     if dtype == torch.float32:

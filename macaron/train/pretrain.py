@@ -54,6 +54,7 @@ from torch import nn
 from ..config import ModelConfig
 from ..milestones import param_checksum
 from ..model import build
+from ..operators import use_attention
 from . import card as cardlib
 from . import evaluate as ev
 from . import precision, resume
@@ -70,11 +71,12 @@ class Member:
     """A model being trained: encoder, optimizer, schedule and its files."""
 
     def __init__(self, name: str, config: ModelConfig, tok, args, dist: Dist, total_steps: int | None,
-                 dtype: torch.dtype = torch.float32):
+                 dtype: torch.dtype = torch.float32, attention: str = "sdpa"):
         self.name, self.config, self.dist, self.dtype = name, config, dist, dtype
         torch.manual_seed(args.seed)  # the same initial weights for every rank (and every run of this seed)
         self.encoder = build(config, tok).to(dist.device).train()
         self.init_sha256 = param_checksum(self.encoder)  # the random start is rebuilt from the seed, not stored
+        use_attention(self.encoder, attention)
         if args.compile:  # in place: forward is compiled, the head (another method) stays eager. On the CPU
             # only Dynamo's graph capture runs (backend "eager"): the dry run checks the capture in seconds,
             # where Inductor's C++ build would take minutes
@@ -173,7 +175,7 @@ class Run:
         self.step, self.tokens, self.elapsed_before = 0, 0, 0.0
         self.warm_starts: list[dict] = []
         self.phases: list[dict] = []  # empty until a run goes on past its first budget (--new-phase)
-        self.precisions: list[list] = []  # [step, "bf16" | "float32"]: a run resumed on another CPU may change
+        self.precisions: list[list] = []  # [step, "bf16" | "float32", attention kernel]: another CPU may change them
         self.penalties: list[list] = []  # [step, λ]: a resumed run may raise the move penalty (--move-penalty)
         self.total_steps: int | None = None  # the budget in steps (the probe sets it for --fit-minutes)
         self.phase_end: int | None = None  # --new-phase: the step the new phase decays to
@@ -256,10 +258,11 @@ class Run:
     def build(self):
         a, dist = self.args, self.dist
         self.dtype = precision.choose(dist.device, a.precision)
+        self.attention = precision.attention(dist.device, self.dtype)
         log(dist, f"precision: {precision.describe(dist.device, self.dtype, a.precision)}; on "
-                  f"{cardlib.hardware(dist.device)}: fused AdamW, SDPA attention, "
+                  f"{cardlib.hardware(dist.device)}: fused AdamW, {precision.ATTENTION[self.attention]}, "
                   f"{'compiled' if a.compile else 'eager'}")
-        self.members = [Member(name, cfg, self.data.tok, a, dist, self.total_steps, self.dtype)
+        self.members = [Member(name, cfg, self.data.tok, a, dist, self.total_steps, self.dtype, self.attention)
                         for name, cfg in self.configs.items()]
         torch.manual_seed(a.seed * 1000 + 1 + dist.rank)  # dropout differs between ranks
         if dist.main and a.overwrite and not a.resume:  # only what this script wrote (a log may live here)
@@ -281,9 +284,9 @@ class Run:
         first = self.from_checkpoint() if self.state else self.from_published() if a.warm_start else self.from_random()
         if a.new_phase:
             self.begin_phase(first)
-        now = precision.name(self.dtype)
-        if not self.precisions or self.precisions[-1][1] != now:
-            self.precisions.append([self.step, now])
+        now = [precision.name(self.dtype), self.attention]  # what this process computes with
+        if not self.precisions or cardlib.computed_with(self.precisions[-1]) != now:
+            self.precisions.append([self.step, *now])
         if not self.penalties or self.penalties[-1][1] != a.move_penalty:
             if self.penalties:
                 log(self.dist, f"move penalty {self.penalties[-1][1]:g} → {a.move_penalty:g} from step {self.step:,}")
