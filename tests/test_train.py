@@ -96,6 +96,33 @@ def test_masking_statistics_and_specials(tiny):
     assert not torch.equal(other, labels)
 
 
+@pytest.mark.parametrize("masked", [1, 63, 64, 65, 200])
+def test_the_head_padded_to_a_few_shapes_gives_the_loss_of_the_masked_positions(masked):
+    """MaskedLM pads the head's rows to a multiple of ROWS (oneDNN keeps a kernel per shape): the loss and every
+    gradient are those of the cross-entropy over the masked positions alone, computed here from the full head."""
+    from macaron import ModelConfig
+    from macaron.train.objective import MaskedLM
+
+    torch.manual_seed(0)
+    model = build(ModelConfig(d_model=32, n_layers=2, n_heads=4, ffn_total=64, vocab_size=50, max_len=64, dropout=0.0))
+    ids = torch.randint(5, 50, (4, 60))
+    labels = torch.full_like(ids, D.IGNORE)
+    where = torch.cat([torch.zeros(1, dtype=torch.long), 1 + torch.randperm(ids.numel() - 1)[:masked - 1]])  # 0 too:
+    # the padding rows repeat position 0, so a target of its own there would be counted again
+    labels.view(-1)[where] = ids.view(-1)[where]
+    mlm = MaskedLM(model)
+    loss = mlm(ids, None, labels)
+    loss.backward()
+    grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+    model.zero_grad()
+    logits = model.head(model(ids)).flatten(0, 1)[where]
+    by_hand = torch.nn.functional.log_softmax(logits, -1).gather(1, ids.view(-1)[where, None]).mean().neg()
+    by_hand.backward()
+    torch.testing.assert_close(loss, by_hand)
+    for n, p in model.named_parameters():
+        torch.testing.assert_close(grads[n], p.grad, atol=1e-6, rtol=1e-4, msg=n)
+
+
 # ---- packing ----------------------------------------------------------------------------
 @pytest.mark.parametrize("cross", [True, False])
 def test_pack_ranges_respects_boundaries(cross):
