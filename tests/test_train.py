@@ -111,7 +111,11 @@ def test_the_head_padded_to_a_few_shapes_gives_the_loss_of_the_masked_positions(
     # the padding rows repeat position 0, so a target of its own there would be counted again
     labels.view(-1)[where] = ids.view(-1)[where]
     mlm = MaskedLM(model)
+    rows, head = [], model.head
+    model.head = lambda x: rows.append(len(x)) or head(x)  # what the head is given
     loss = mlm(ids, None, labels)
+    del model.head
+    assert rows[0] % MaskedLM.ROWS == 0 and 0 <= rows[0] - masked < MaskedLM.ROWS  # a few shapes in all
     loss.backward()
     grads = {n: p.grad.clone() for n, p in model.named_parameters()}
     model.zero_grad()
@@ -712,18 +716,38 @@ def test_a_run_resumed_on_another_cpu_records_each_precision(tiny, tmp_path, mon
 def test_on_an_amx_cpu_bf16_trains_with_matmul_attention_and_says_so(tiny, tmp_path, monkeypatch, capsys):
     """The CPU kind picks the attention kernel; the log and the card name it, and a run resumed on another kind
     records the change from the step it happened."""
+    from macaron import operators
     from macaron.train import precision as P
 
+    trained = []  # SDPA calls with gradients flowing: none where the trainer took matmul attention
+    sdpa = operators.F.scaled_dot_product_attention
+    monkeypatch.setattr(operators.F, "scaled_dot_product_attention",
+                        lambda *a, **k: trained.append(torch.is_grad_enabled()) or sdpa(*a, **k))
     args = ["--steps", "4", "--eval-every", "2", "--device", "cpu"]  # a CPU, even with a GPU
     monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"amx_bf16", "amx_tile", "avx512_bf16"}))
     assert run(tiny, tmp_path, *args, "--stop-after", "2", name="r")[0] == 0
     assert "fused AdamW, matmul–softmax attention" in capsys.readouterr().out
+    assert not any(trained) and trained  # evaluations still took SDPA
     monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"avx512_bf16"}))
     code, _, out = run(tiny, tmp_path, *args, "--resume", name="r")
-    assert code == 0 and "fused AdamW, SDPA attention" in capsys.readouterr().out
+    assert code == 0 and "fused AdamW, SDPA attention" in capsys.readouterr().out and any(trained)
     assert json.loads((out / "training.json").read_text())["precisions"] == [[0, "bf16", "matmul"], [2, "bf16", "sdpa"]]
     assert "bf16 with matmul–softmax attention from step 0, bf16 with SDPA attention from step 2 |" in \
         (out / "README.md").read_text()
+
+
+def test_cards_of_runs_that_recorded_no_attention_kernel_say_sdpa():
+    """Facts written before the kernel was recorded ([step, precision] entries, or one "precision"), as the shipped
+    models' are, were trained with SDPA: the card says so, and a run resumed on an AMX CPU adds its own entry."""
+    from macaron.train import card
+
+    assert card._precisions({"precision": "bf16"}) == "bf16 with SDPA attention"
+    legacy = {"precisions": [[0, "bf16"], [7500, "float32"], [9000, "bf16", "matmul"]]}
+    assert card.precisions(legacy)[:2] == [[0, "bf16", "sdpa"], [7500, "float32", "sdpa"]]
+    assert card._precisions(legacy) == ("bf16 with SDPA attention from step 0, float32 with SDPA attention from "
+                                        "step 7,500, bf16 with matmul–softmax attention from step 9,000")
+    shipped = json.loads((ROOT / "pretrained" / "transformer-mini" / "training.json").read_text())
+    assert card._precisions(shipped).endswith("with SDPA attention")
 
 
 def test_weights_published_before_a_config_field_existed_still_warm_start(tiny, tmp_path):

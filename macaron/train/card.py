@@ -122,13 +122,9 @@ def _heldout(final: dict, eval_seqs) -> str:
 
 def precisions(info: dict) -> list[list]:
     """[[step, precision, attention kernel], ...] of a run's facts; facts written before runs recorded it had one
-    precision, and before runs recorded the kernel [step, precision] (SDPA, then the only kernel)."""
-    return info.get("precisions") or [[0, info.get("precision", "float32")]]
-
-
-def computed_with(entry: list) -> list[str]:
-    """[precision, attention kernel] of one entry of precisions()."""
-    return [entry[1], entry[2] if len(entry) > 2 else "sdpa"]
+    precision, and entries written before runs recorded the kernel ([step, precision]) were SDPA's, the only one."""
+    steps = info.get("precisions") or [[0, info.get("precision", "float32")]]
+    return [[step, name, *(kernel or ["sdpa"])] for step, name, *kernel in steps]
 
 
 def penalties(info: dict) -> list[list]:
@@ -149,11 +145,10 @@ def _penalty(info: dict) -> list[str]:
 def _precisions(info: dict) -> str:
     """What the run computed with: one precision and attention kernel, or each from the step it began (a run
     resumed on another CPU)."""
-    steps = precisions(info)
-    said = [f"{p} with {ATTENTION[k]}" for p, k in map(computed_with, steps)]
+    said = [(step, f"{name} with {ATTENTION[kernel]}") for step, name, kernel in precisions(info)]
     if len(said) == 1:
-        return said[0]
-    return ", ".join(f"{name} from step {entry[0]:,}" for name, entry in zip(said, steps))
+        return said[0][1]
+    return ", ".join(f"{name} from step {step:,}" for step, name in said)
 
 
 def orders_section(record: dict | None) -> str:

@@ -32,11 +32,10 @@ class MaskedLM(nn.Module):
     def forward(self, ids, attention_mask, labels):
         sizes = [] if self.move_penalty else None  # plus λ·mean ‖Δx‖²/‖x‖²: steps kept small by the loss
         hidden = self.encoder(ids, attention_mask, sizes=sizes)
-        rows = (labels != IGNORE).flatten().nonzero().squeeze(1)
-        pad = -len(rows) % self.ROWS
-        rows = F.pad(rows, (0, pad))  # the padding repeats position 0; its targets are ignored
-        targets = labels.flatten()[rows]
-        targets[len(rows) - pad:] = IGNORE
+        chosen = (labels != IGNORE).flatten().nonzero().squeeze(1)
+        pad = -len(chosen) % self.ROWS
+        targets = F.pad(labels.flatten()[chosen], (0, pad), value=IGNORE)
+        rows = F.pad(chosen, (0, pad))  # the padding rows repeat position 0; their targets are ignored
         logits = self.encoder.head(hidden.flatten(0, 1)[rows])
         loss = F.cross_entropy(logits.float(), targets, ignore_index=IGNORE)
         return loss + self.move_penalty * torch.stack(sizes).mean() if sizes else loss

@@ -78,9 +78,11 @@ def describe(device: torch.device, dtype: torch.dtype, requested: str = "auto") 
 
 
 # The attention kernel of a training step, by CPU kind. On an Intel Xeon with AMX (2 threads, torch 2.13.0,
-# 2026-11-26) PyTorch's CPU flash-attention backward took 51 ms a layer of the 6 × 512 at batch 32 × 128 in bf16,
-# twice its float32 time, while matmul, softmax, matmul in bf16 took ~8 ms: the whole step ran 1.3-1.5× faster
-# (docs/training-notes.md). In float32 the two are even, so SDPA stays; on the other kinds SDPA is what was measured.
+# 2026-11-26) SDPA's CPU flash kernel took 62 ms for the forward and backward of a layer's attention of the 6 × 512 at
+# batch 32 × 128 in bf16, twice its float32 time, and matmul, softmax, matmul in bf16 took 20 ms (28 with a padding
+# mask): whole steps ran 1.3-1.5× faster (docs/training-notes.md). In float32 the two are even, so SDPA stays; on the
+# other kinds SDPA is what was measured. Measured at 128 tokens: the matmul path keeps B·H·T² probabilities, so
+# memory grows with the square of --seq-len.
 MATMUL_ATTENTION_KINDS = ("AMX",)
 ATTENTION = {"sdpa": "SDPA attention", "matmul": "matmul–softmax attention"}
 

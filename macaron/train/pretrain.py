@@ -285,7 +285,7 @@ class Run:
         if a.new_phase:
             self.begin_phase(first)
         now = [precision.name(self.dtype), self.attention]  # what this process computes with
-        if not self.precisions or cardlib.computed_with(self.precisions[-1]) != now:
+        if not self.precisions or self.precisions[-1][1:] != now:
             self.precisions.append([self.step, *now])
         if not self.penalties or self.penalties[-1][1] != a.move_penalty:
             if self.penalties:
@@ -298,7 +298,7 @@ class Run:
         resume.load(self.ckpt, dist, self.members, self.state)
         self.step, self.tokens, self.elapsed_before = self.state["step"], self.state["tokens"], self.state["elapsed"]
         self.warm_starts, self.phases = self.state.get("warm_starts", []), self.state.get("phases", [])
-        self.precisions = self.state.get("precisions", [])
+        self.precisions = cardlib.precisions(self.state) if self.state.get("precisions") else []
         self.penalties = cardlib.penalties({"penalties": self.state.get("penalties"),
                                             "move_penalty": self.state.get("args", {}).get("move_penalty", 0.0)})
         first = {"step": 0, "tokens": 0, "warmup": self.members[0].schedule.warmup,
