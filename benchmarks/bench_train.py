@@ -24,8 +24,9 @@ CPU without it, so there it is reported as not timed. --precision float32 or bf1
 
 FLOPs per step (forward + backward) are counted once per contestant with torch.utils.flop_counter. The
 achieved FLOP/s is given as a share of a matmul rate measured in the same run, in the same dtype with
-the same threads: the best torch.mm of the FFN products of 32 × 128 tokens on the CPU, of an 8192²
-product on CUDA (there the share is the MFU). Rows go to RESULTS.md, section "Training throughput", one
+the same threads, before the shapes and again before each round of each (the best of them, as the machine's speed
+drifts): the best torch.mm of the FFN products of 32 × 128 tokens on the CPU, of an 8192² product on CUDA (there
+the share is the MFU). Rows go to RESULTS.md, section "Training throughput", one
 per (device, shape, precision), replaced when that combination runs again.
 """
 from __future__ import annotations
@@ -259,7 +260,8 @@ def measure(cfg: ModelConfig, device: torch.device, dtype: torch.dtype, rate: fl
     # counted eagerly: a compiled model's FLOPs are those of the same model run eagerly ("ours")
     flops = {t.name: t.flops(*data[0]) for t in trainers if t.name != "ours-compiled"}
     flops.setdefault("ours-compiled", flops["ours"])
-    for _ in range(args.rounds):
+    for _ in range(args.rounds):  # the rate again before each round: a virtual machine's speed drifts by a third
+        rate = max(rate, matmul_rate(device, dtype, runs=1))
         for t in trainers:
             t.timed(data, sync)
     profile = top_ops(trainers[0], data)  # "ours" (compiled on CUDA: the first is the eager one there too)
@@ -282,8 +284,9 @@ def run_device(device: torch.device, args) -> dict:
     configs = [model_config(size, args.seq) for size in args.sizes]
     blocks, rates = [], {}
     for dtype in dtypes:
-        rates[precision.name(dtype)] = rate = matmul_rate(device, dtype)
+        rate = matmul_rate(device, dtype)
         blocks += [measure(cfg, device, dtype, rate, args, batch) for cfg in configs]
+        rates[precision.name(dtype)] = max(b["rate"] for b in blocks[-len(configs):])
     if note:
         blocks += [{"shape": cfg.name, "precision": "bf16", "batch": batch, "seq": args.seq, "note": note}
                    for cfg in configs]
@@ -376,7 +379,8 @@ def write(results: list[dict], path: Path = RESULTS):
             f"backend's products, so every contestant's attention counts alike; rows dated before 2026-11-26 left "
             f"out the CPU flash kernel's; \"ours\" counts the ≤ 63 padding rows of its head, ~0.4 %); share of "
             f"matmul rate = "
-            f"achieved FLOP/s ÷ the best `torch.mm` rate measured in the same run, same dtype and threads "
+            f"achieved FLOP/s ÷ the best `torch.mm` rate measured in the same run (before it and before each round of "
+            f"the shape's timing), same dtype and threads "
             f"(on the CPU 4096 × 512·512 × 2048, 4096 × 2048·2048 × 512, 4096 × 256·256 × 1024; on CUDA 8192², "
             f"so there it is the MFU, and \"ours\" is the compiled encoder, as `pretrain --compile` trains, the "
             f"peer eager). Attention of ours: the kernel the trainer takes on this CPU kind in this precision "
