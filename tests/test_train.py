@@ -658,10 +658,11 @@ def test_precision_follows_the_cpu_flags(tmp_path):
     with pytest.raises(ValueError, match="float32"):
         P.choose(cpu, "fp8")
     amx = frozenset({"amx_bf16", "amx_tile", "avx512_bf16"})  # SDPA's bf16 backward is slow there: matmul attention
-    assert P.attention(cpu, torch.bfloat16, amx) == "matmul"
-    assert P.attention(cpu, torch.float32, amx) == "sdpa"
-    assert P.attention(cpu, torch.bfloat16, frozenset({"avx512_bf16"})) == "sdpa"
-    assert P.attention(torch.device("cuda"), torch.bfloat16, amx) == "sdpa"
+    assert P.attention(cpu, torch.bfloat16, 128, amx) == "matmul"
+    assert P.attention(cpu, torch.bfloat16, 512, amx) == "sdpa"  # SDPA's is faster for long sequences
+    assert P.attention(cpu, torch.float32, 128, amx) == "sdpa"
+    assert P.attention(cpu, torch.bfloat16, 128, frozenset({"avx512_bf16"})) == "sdpa"
+    assert P.attention(torch.device("cuda"), torch.bfloat16, 128, amx) == "sdpa"
     a, b = torch.randn(4, 8), torch.randn(8, 3)
     with P.autocast(cpu, torch.bfloat16):
         assert (a @ b).dtype == torch.bfloat16

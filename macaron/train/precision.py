@@ -81,16 +81,18 @@ def describe(device: torch.device, dtype: torch.dtype, requested: str = "auto") 
 # 2026-11-26) SDPA's CPU flash kernel took 62 ms for the forward and backward of a layer's attention of the 6 × 512 at
 # batch 32 × 128 in bf16, twice its float32 time, and matmul, softmax, matmul in bf16 took 20 ms (28 with a padding
 # mask): whole steps ran 1.3-1.5× faster (docs/training-notes.md). In float32 the two are even, so SDPA stays; on the
-# other kinds SDPA is what was measured. Measured at 128 tokens: the matmul path keeps B·H·T² probabilities, so
-# memory grows with the square of --seq-len.
+# other kinds SDPA is what was measured. Longer sequences turn it round (the same 4,096 tokens a batch, masked): at
+# 64 and 128 tokens matmul took 17 and 24 ms against SDPA's 48 and 51, at 256 43 against 40, at 512 118 against 56.
 MATMUL_ATTENTION_KINDS = ("AMX",)
+MATMUL_ATTENTION_MAX_LEN = 128
 ATTENTION = {"sdpa": "SDPA attention", "matmul": "matmul–softmax attention"}
 
 
-def attention(device: torch.device, dtype: torch.dtype, flags: frozenset[str] | None = None) -> str:
-    """The attention kernel to train with: 'matmul' (bf16 on a CPU kind where SDPA's backward is slow) or 'sdpa'."""
+def attention(device: torch.device, dtype: torch.dtype, seq_len: int, flags: frozenset[str] | None = None) -> str:
+    """The attention kernel to train sequences of up to seq_len tokens with: 'matmul' (bf16 on a CPU kind where SDPA's
+    backward is slow for short sequences) or 'sdpa'."""
     slow = device.type == "cpu" and dtype == torch.bfloat16 and cpu_kind(flags) in MATMUL_ATTENTION_KINDS
-    return "matmul" if slow else "sdpa"
+    return "matmul" if slow and seq_len <= MATMUL_ATTENTION_MAX_LEN else "sdpa"
 
 
 def autocast(device: torch.device, dtype: torch.dtype):

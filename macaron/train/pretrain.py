@@ -258,7 +258,7 @@ class Run:
     def build(self):
         a, dist = self.args, self.dist
         self.dtype = precision.choose(dist.device, a.precision)
-        self.attention = precision.attention(dist.device, self.dtype)
+        self.attention = precision.attention(dist.device, self.dtype, a.seq_len)
         log(dist, f"precision: {precision.describe(dist.device, self.dtype, a.precision)}; on "
                   f"{cardlib.hardware(dist.device)}: fused AdamW, {precision.ATTENTION[self.attention]}, "
                   f"{'compiled' if a.compile else 'eager'}")
