@@ -162,17 +162,17 @@ def top_ops(trainer: Trainer, data, n: int = 3) -> str:
     return ", ".join(f"{names.get(k, k.removeprefix('aten::'))} {100 * v / total:.0f}%" for k, v in top)
 
 
-def ours(cfg: ModelConfig, device: torch.device, dtype: torch.dtype, seq: int):
-    """Our encoder with the attention kernel the trainer takes on this device in this precision at this length."""
+def ours(cfg: ModelConfig, kernel: str):
+    """Our encoder with the attention kernel the trainer takes (precision.attention)."""
     encoder = build(cfg)
-    use_attention(encoder, precision.attention(device, dtype, seq))
+    use_attention(encoder, kernel)
     return encoder
 
 
-def contestants(cfg: ModelConfig, device: torch.device, dtype: torch.dtype, seq: int) -> list[Trainer]:
+def contestants(cfg: ModelConfig, device: torch.device, dtype: torch.dtype, kernel: str) -> list[Trainer]:
     torch.manual_seed(0)
-    trainers = [Trainer("ours", MaskedLM(ours(cfg, device, dtype, seq)), device, dtype),
-                Trainer("ours-full-head", FullHead(ours(cfg, device, dtype, seq)), device, dtype),
+    trainers = [Trainer("ours", MaskedLM(ours(cfg, kernel)), device, dtype),
+                Trainer("ours-full-head", FullHead(ours(cfg, kernel)), device, dtype),
                 Trainer("hf-bert", Peer(peer_model(cfg)), device, dtype)]
     if device.type == "cuda":  # as `pretrain --compile` trains on the GPU: the encoder compiled, the head eager
         compiled = build(cfg)
@@ -251,7 +251,8 @@ def load_average() -> float | None:
 def measure(cfg: ModelConfig, device: torch.device, dtype: torch.dtype, rate: float, args, batch: int) -> dict:
     """One (shape, precision): every contestant warmed up, then timed in interleaved rounds."""
     before = load_average()
-    trainers = contestants(cfg, device, dtype, args.seq)
+    kernel = precision.attention(device, dtype, args.seq)  # as the trainer chooses it
+    trainers = contestants(cfg, device, dtype, kernel)
     data = batches(args.steps, batch, args.seq, device)
     sync = syncer(device)
     for t in trainers:  # warm-up: allocator, kernels, autotuning (and compilation, before any counting mode)
@@ -272,7 +273,7 @@ def measure(cfg: ModelConfig, device: torch.device, dtype: torch.dtype, rate: fl
         models[t.name] = {"step_s": step_s, "tokens_per_s": tokens / step_s, "flops": flops[t.name],
                           "share": flops[t.name] / step_s / rate, "params": t.params, "n": len(t.times)}
     return {"shape": cfg.name, "shape_name": shape_name(cfg), "precision": precision.name(dtype),
-            "path": precision.ATTENTION[precision.attention(device, dtype, args.seq)], "batch": batch,
+            "path": precision.ATTENTION[kernel], "batch": batch,
             "seq": args.seq, "rate": rate, "models": models, "load": (before, load_average()), "profile": profile,
             "attention": next(t for t in trainers if t.name == "hf-bert").net.bert.config._attn_implementation}
 
