@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -478,6 +479,37 @@ def test_a_model_trained_in_lockstep_equals_the_same_model_trained_alone(tiny, p
     assert cfg["scheme"] == "macaron" and cfg["d_model"] == 32 and cfg["name"] == "macaron-mini"
 
 
+def test_on_an_amx_cpu_a_pair_steps_at_once_and_each_model_ends_as_trained_alone(tiny, packed, tmp_path, monkeypatch,
+                                                                                   capsys):
+    """Where the CPU kind trains faster so (AMX), the two models of a lockstep run take their steps at the same time
+    on a thread each: each ends bit-identical to the same model trained alone on one thread. With dropout (one
+    generator for both) they keep turns."""
+    from macaron.train import precision as P
+
+    monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"amx_bf16", "amx_tile", "avx512_bf16"}))
+    where = []  # the thread of every model's step
+    step = pretrain.Member.step
+    monkeypatch.setattr(pretrain.Member, "step", lambda m, *a: where.append(threading.current_thread().name) or
+                        step(m, *a))
+    common = ["--data", str(packed), *TINY, "--dropout", "0", "--lr", "2e-3", "--device", "cpu"]  # even with a GPU
+    pair = ["--models", "transformer-mini,macaron-mini"]
+    six = ["--steps", "6", "--eval-every", "3"]
+    assert pretrain.main([*common, *six, *pair, "--threads", "2", "--run-dir", str(tmp_path / "both"),
+                          "--out", str(tmp_path / "both-out")]) == 0
+    assert "matmul–softmax attention, eager, the models at once on a thread each" in capsys.readouterr().out
+    assert len(where) == 12 and all(w.startswith("model_") for w in where) and len(set(where)) == 2
+    assert torch.get_num_threads() == 2  # the count the run set, back after its steps
+    where.clear()
+    for name in ("transformer-mini", "macaron-mini"):
+        assert pretrain.main([*common, *six, "--models", name, "--threads", "1", "--run-dir", str(tmp_path / name),
+                              "--out", str(tmp_path / f"{name}-out")]) == 0
+        assert_same_tensors(tensors(tmp_path / "both-out" / name), tensors(tmp_path / f"{name}-out" / name))
+    assert set(where) == {threading.main_thread().name}
+    assert pretrain.main([*common, "--steps", "1", "--eval-every", "1", *pair, "--dropout", "0.1", "--threads", "2",
+                          "--run-dir", str(tmp_path / "turns"), "--out", str(tmp_path / "turns-out")]) == 0
+    assert "eager, the models in turn on 2 threads" in capsys.readouterr().out and set(where) == {"MainThread"}
+
+
 def test_the_variants_train_on_the_minis_stream_and_load_as_what_they_are(tiny, packed, tmp_path):
     """`make train-variants`: the Random Synthesizer and the FLOATER mini see the minis' batches (the same
     steps and tokens), train their own parts (R, the position ODE), and load as those architectures."""
@@ -663,6 +695,8 @@ def test_precision_follows_the_cpu_flags(tmp_path):
     assert P.attention(cpu, torch.float32, 128, amx) == "sdpa"
     assert P.attention(cpu, torch.bfloat16, 128, frozenset({"avx512_bf16"})) == "sdpa"
     assert P.attention(torch.device("cuda"), torch.bfloat16, 128, amx) == "sdpa"
+    assert P.models_at_once(cpu, amx) and not P.models_at_once(torch.device("cuda"), amx)
+    assert not P.models_at_once(cpu, frozenset({"avx512_bf16"})) and not P.models_at_once(cpu, frozenset({"avx2"}))
     a, b = torch.randn(4, 8), torch.randn(8, 3)
     with P.autocast(cpu, torch.bfloat16):
         assert (a @ b).dtype == torch.bfloat16

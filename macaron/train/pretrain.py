@@ -8,7 +8,8 @@
 The data order (a seeded permutation of packed sequences) and the masks (seeded by step) do not
 depend on the model. Models named together in `--models` train in lockstep: every model takes its
 optimizer step on the same batch with the same masks before the next batch is drawn, so they see
-the same batches, in the same order, and the same number of tokens.
+the same batches, in the same order, and the same number of tokens. On a CPU with AMX they take those
+steps at the same time, a thread each (`precision.models_at_once`); elsewhere in turn, on every thread.
 
 Budgets: `--tokens`, `--steps`, or `--fit-minutes M`: a throughput probe (a few real steps of every
 model, then weights and optimizers restored) measures the seconds per lockstep step, an evaluation
@@ -45,7 +46,9 @@ import shlex
 import shutil
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import torch
@@ -132,6 +135,17 @@ class Member:
         self.loss_sum.zero_()
 
 
+@contextlib.contextmanager
+def threads(n: int):
+    """torch's intra-op thread count set to n for a while."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def log(dist: Dist, msg: str):
     if dist.main:
         print(f"[{dt.datetime.now():%H:%M:%S}] {msg}", flush=True)
@@ -190,6 +204,7 @@ class Run:
         # 3. build: the models and the held-out sets
         self.dtype = torch.float32
         self.members: list[Member] = []
+        self.pool: ThreadPoolExecutor | None = None  # the models stepping at once, a thread each (at_once)
         self.held_out = self.shuffled = None
         self.unigram: float | None = None
 
@@ -259,11 +274,16 @@ class Run:
         a, dist = self.args, self.dist
         self.dtype = precision.choose(dist.device, a.precision)
         self.attention = precision.attention(dist.device, self.dtype, a.seq_len)
-        log(dist, f"precision: {precision.describe(dist.device, self.dtype, a.precision)}; on "
-                  f"{cardlib.hardware(dist.device)}: fused AdamW, {precision.ATTENTION[self.attention]}, "
-                  f"{'compiled' if a.compile else 'eager'}")
         self.members = [Member(name, cfg, self.data.tok, a, dist, self.total_steps, self.dtype, self.attention)
                         for name, cfg in self.configs.items()]
+        self.pool = self.at_once()
+        turns = ""
+        if len(self.members) > 1 and dist.device.type == "cpu":
+            turns = ", the models at once on a thread each" if self.pool else \
+                f", the models in turn on {torch.get_num_threads()} threads"
+        log(dist, f"precision: {precision.describe(dist.device, self.dtype, a.precision)}; on "
+                  f"{cardlib.hardware(dist.device)}: fused AdamW, {precision.ATTENTION[self.attention]}, "
+                  f"{'compiled' if a.compile else 'eager'}{turns}")
         torch.manual_seed(a.seed * 1000 + 1 + dist.rank)  # dropout differs between ranks
         if dist.main and a.overwrite and not a.resume:  # only what this script wrote (a log may live here)
             for name in (resume.CHECKPOINT, f"{resume.CHECKPOINT}.tmp", f"{resume.CHECKPOINT}.old", "done.json"):
@@ -393,10 +413,29 @@ class Run:
             out.append((inputs.to(**to), attention_mask, labels.to(**to)))
         return out, int(self.train_data.lengths[indices].sum())
 
+    def at_once(self) -> ThreadPoolExecutor | None:
+        """Threads to step the models at the same time, one OpenMP thread each, where this CPU kind trains faster
+        so (precision.models_at_once). Only in one process (DDP's collectives would interleave), eagerly (Dynamo's
+        capture is not thread-safe) and without dropout (its draws from the one global generator would interleave in
+        an order that changes from run to run); each model's step is then the same as on one thread alone."""
+        n, dist = min(len(self.members), torch.get_num_threads()), self.dist
+        dropout = any(m.config.dropout for m in self.members)
+        if n < 2 or dist.world > 1 or self.args.compile or dropout or not precision.models_at_once(dist.device):
+            return None
+        pool = ThreadPoolExecutor(n, thread_name_prefix="model", initializer=torch.set_num_threads, initargs=(1,))
+        with threads(1):  # every worker started now, so no late one sets the process-wide count under an evaluation
+            started = threading.Barrier(n)
+            list(pool.map(lambda _: started.wait(), range(n)))
+        return pool
+
     def train_step(self, step: int) -> int:
         micro, n_tokens = self.batch(step)
-        for m in self.members:
-            m.step(micro, self.args.clip)
+        if self.pool is None:
+            for m in self.members:
+                m.step(micro, self.args.clip)
+        else:
+            with threads(1):  # the count is process-wide: the workers' parallel loops read it too
+                list(self.pool.map(lambda m: m.step(micro, self.args.clip), self.members))
         return n_tokens
 
     # 6. the budget: a probe of real steps, then everything restored
@@ -571,6 +610,10 @@ class Run:
             (a.run_dir / "done.json").write_text(json.dumps(done, indent=1) + "\n")
         dist.barrier()
 
+    def close(self):
+        if self.pool is not None:
+            self.pool.shutdown()
+
     def save_milestone(self, m: Member):
         """A milestone: the weights now (float16) as a model folder with its card, figures and curve so far."""
         folder = self.args.run_dir / m.name / "milestones" / f"step-{self.step:06d}"
@@ -618,8 +661,8 @@ def train(args) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     dist = Dist(args.device)
+    run = Run(args, dist)
     try:
-        run = Run(args, dist)
         run.prepare()
         run.open()
         run.build()
@@ -629,6 +672,7 @@ def train(args) -> int:
             run.finish()
         return 0
     finally:
+        run.close()
         dist.close()
 
 
