@@ -505,6 +505,9 @@ def test_on_an_amx_cpu_a_pair_steps_at_once_and_each_model_ends_as_trained_alone
                               "--out", str(tmp_path / f"{name}-out")]) == 0
         assert_same_tensors(tensors(tmp_path / "both-out" / name), tensors(tmp_path / f"{name}-out" / name))
     assert set(where) == {threading.main_thread().name}
+    cards = {w: (tmp_path / f"{w}-out" / "macaron-mini" / "README.md").read_text() for w in ("both", "macaron-mini")}
+    assert "2 thread(s) per process, the models' steps at once on a thread each, bf16" in cards["both"]
+    assert "1 thread(s) per process, bf16" in cards["macaron-mini"]
     assert pretrain.main([*common, "--steps", "1", "--eval-every", "1", *pair, "--dropout", "0.1", "--threads", "2",
                           "--run-dir", str(tmp_path / "turns"), "--out", str(tmp_path / "turns-out")]) == 0
     assert "eager, the models in turn on 2 threads" in capsys.readouterr().out and set(where) == {"MainThread"}

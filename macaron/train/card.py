@@ -190,6 +190,7 @@ def render(info: dict, orders: dict | None = None) -> str:
     together = [n for n in info.get("trained_with", []) if n != c["name"]]
     lockstep = (f"| trained in lockstep with | {', '.join(together)} (same batches, masks and token count) |\n"
                 if together else "")
+    at_once = ", the models' steps at once on a thread each" if info.get("at_once") else ""
     storage = ("Weights are stored in float16 (loaded as float32).\n\n" if info.get("save_dtype") == "float16"
                else "")
     budget = info.get("budget_steps")
@@ -250,7 +251,7 @@ every fact of this card in [{FACTS}]({FACTS}).
 | masking | {masking} |
 | seed | {info['seed']} (data order and masks depend on the seed only, not on the model) |
 {start}{lockstep}| wall time | {minutes:.1f} min of training ({info['tokens_per_s']:,.0f} tokens/s) |
-| hardware | {info['hardware']}, {info['threads']} thread(s) per process, {_precisions(info)} |
+| hardware | {info['hardware']}, {info['threads']} thread(s) per process{at_once}, {_precisions(info)} |
 | date | {info['date']} |
 
 Command:

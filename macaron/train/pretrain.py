@@ -643,6 +643,7 @@ class Run:
                 "batch": a.batch, "seq_len": a.seq_len, "lr": first["lr"], "warmup": first["warmup"],
                 "schedule": a.schedule, "weight_decay": a.weight_decay, "dropout": a.dropout, "seed": a.seed,
                 "accum": a.accum, "world_size": self.dist.world, "threads": torch.get_num_threads(),
+                "at_once": self.pool is not None,
                 "final": scores, "wall_seconds": wall, "total_seconds": time.time() - self.t_start,
                 "hardware": cardlib.hardware(self.dist.device),
                 "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
