@@ -96,20 +96,19 @@ def attention(device: torch.device, dtype: torch.dtype, seq_len: int, flags: fro
 
 
 # How the models of a lockstep run share the cores, by CPU kind. On the AMX Xeon (2 cores, bf16, the recipes' batch
-# 16 x 128, 2026-11-27) the two models stepping at once on one thread each trained faster than one after the other
-# on two threads: the minis 5,530 against 5,080 tokens/s each, the 6 x 512 pair 2,370 against 2,070, the variants
-# 3,660 against 3,510 and the ODE pair 4,760 against 4,600 (medians of 4-10 log readings), though a FLOATER or a
-# tied Macaron costs 1.6-2x its partner's FLOPs (docs/training-notes.md). Two threads ran one model's step only
-# 1.8-1.9x as fast as one. On the AVX2-only EPYC (float32), where two threads ran a step 2.0x as fast as one, one
-# process per model on a thread each was the slower (3,380 against 3,700 tokens/s in all); the Zen 4 was not
-# measured. The other kinds keep turns.
+# 16 x 128, 2026-11-27) the two models of the minis' and of the 6 x 512 pair's recipes, stepping at once on one thread
+# each, trained 12 % (5,802 against 5,158 tokens/s each, medians of 10 log readings) and 9 % (2,405 against 2,200,
+# medians of 5) faster than one after the other on two threads: two threads ran one model's step only 1.8-1.9x as
+# fast as one (docs/training-notes.md). On the AVX2-only EPYC (float32), where two threads ran a step 2.0x as fast as
+# one, one process per model on a thread each was the slower (3,380 against 3,700 tokens/s in all); the Zen 4 and
+# float32 on AMX were not measured. They keep turns.
 AT_ONCE_KINDS = ("AMX",)
 
 
-def models_at_once(device: torch.device, flags: frozenset[str] | None = None) -> bool:
+def models_at_once(device: torch.device, dtype: torch.dtype, flags: frozenset[str] | None = None) -> bool:
     """Whether a lockstep run steps its models at the same time, one thread each, rather than in turn on every
-    thread (the caller checks what else it needs: several models, several threads, one process, no dropout)."""
-    return device.type == "cpu" and cpu_kind(flags) in AT_ONCE_KINDS
+    thread (the caller checks what else it needs: a thread per model, one process, models it can run so)."""
+    return device.type == "cpu" and dtype == torch.bfloat16 and cpu_kind(flags) in AT_ONCE_KINDS
 
 
 def autocast(device: torch.device, dtype: torch.dtype):

@@ -8,8 +8,8 @@
 The data order (a seeded permutation of packed sequences) and the masks (seeded by step) do not
 depend on the model. Models named together in `--models` train in lockstep: every model takes its
 optimizer step on the same batch with the same masks before the next batch is drawn, so they see
-the same batches, in the same order, and the same number of tokens. On a CPU with AMX they take those
-steps at the same time, a thread each (`precision.models_at_once`); elsewhere in turn, on every thread.
+the same batches, in the same order, and the same number of tokens. In bf16 on a CPU with AMX they take those
+steps at the same time, a thread each, where that changes no model's step (`Run.at_once`); elsewhere in turn.
 
 Budgets: `--tokens`, `--steps`, or `--fit-minutes M`: a throughput probe (a few real steps of every
 model, then weights and optimizers restored) measures the seconds per lockstep step, an evaluation
@@ -36,6 +36,7 @@ of the run (Member), then the run (Run) step by step: prepare, open, build, star
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import datetime as dt
 import hashlib
@@ -133,6 +134,28 @@ class Member:
         self.schedule.total = total_steps
         self.new_optimizer(args)
         self.loss_sum.zero_()
+
+
+def reuses_weights(encoder: nn.Module) -> bool:
+    """Whether one forward calls a module that holds weights more than once (shared layers, tied halves, FLOATER's
+    position ODE): the encoder run on a few tokens, its calls counted."""
+    calls: collections.Counter = collections.Counter()
+    holders = [m for m in encoder.modules() if next(m.parameters(recurse=False), None) is not None]
+    hooks = [m.register_forward_hook(lambda m, *_: calls.update([id(m)])) for m in holders]
+    try:
+        with torch.no_grad():
+            encoder(torch.zeros(1, 4, dtype=torch.long, device=next(encoder.parameters()).device), None)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return max(calls.values(), default=0) > 1
+
+
+def one_thread():
+    """A pool worker's intra-op threads: one. A thread copies the process-wide count at its first op; asking for the
+    count is that op, so the worker keeps one whatever the main thread sets later."""
+    torch.set_num_threads(1)
+    torch.get_num_threads()
 
 
 @contextlib.contextmanager
@@ -414,18 +437,23 @@ class Run:
         return out, int(self.train_data.lengths[indices].sum())
 
     def at_once(self) -> ThreadPoolExecutor | None:
-        """Threads to step the models at the same time, one OpenMP thread each, where this CPU kind trains faster
-        so (precision.models_at_once). Only in one process (DDP's collectives would interleave), eagerly (Dynamo's
-        capture is not thread-safe) and without dropout (its draws from the one global generator would interleave in
-        an order that changes from run to run); each model's step is then the same as on one thread alone."""
-        n, dist = min(len(self.members), torch.get_num_threads()), self.dist
-        dropout = any(m.config.dropout for m in self.members)
-        if n < 2 or dist.world > 1 or self.args.compile or dropout or not precision.models_at_once(dist.device):
+        """A worker thread per model, so that the models take their steps at the same time on one intra-op thread
+        each, where this CPU kind trains faster so (precision.models_at_once). Only with a thread per model, in one
+        process (DDP's collectives would interleave), eager (Dynamo's capture is not thread-safe), without dropout
+        (its draws from the one global generator would interleave) and for models that use each weight once in a
+        forward: autocast keeps one cache of bf16 weight copies for the whole process, and any thread leaving autocast
+        empties it, so a weight used twice (shared layers, tied halves, FLOATER's position ODE) would be cast again
+        whenever the other model's forward ended in between, and its gradient would change with the timing. Each
+        model's step is then the same as on one thread alone."""
+        k, dist = len(self.members), self.dist
+        if (k < 2 or torch.get_num_threads() != k or dist.world > 1 or self.args.compile
+                or any(m.config.dropout for m in self.members) or not precision.models_at_once(dist.device, self.dtype)
+                or any(reuses_weights(m.encoder) for m in self.members)):
             return None
-        pool = ThreadPoolExecutor(n, thread_name_prefix="model", initializer=torch.set_num_threads, initargs=(1,))
-        with threads(1):  # every worker started now, so no late one sets the process-wide count under an evaluation
-            started = threading.Barrier(n)
-            list(pool.map(lambda _: started.wait(), range(n)))
+        pool = ThreadPoolExecutor(k, thread_name_prefix="model", initializer=one_thread)
+        with threads(1):  # restored after: the workers' setting is process-wide too
+            started = threading.Barrier(k, timeout=60)
+            list(pool.map(lambda _: started.wait(), range(k)))  # every worker holds its one thread before a step
         return pool
 
     def train_step(self, step: int) -> int:
@@ -434,8 +462,7 @@ class Run:
             for m in self.members:
                 m.step(micro, self.args.clip)
         else:
-            with threads(1):  # the count is process-wide: the workers' parallel loops read it too
-                list(self.pool.map(lambda m: m.step(micro, self.args.clip), self.members))
+            list(self.pool.map(lambda m: m.step(micro, self.args.clip), self.members))
         return n_tokens
 
     # 6. the budget: a probe of real steps, then everything restored
