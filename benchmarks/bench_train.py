@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from macaron import ModelConfig, build  # noqa: E402
 from macaron.config import SIZES as KNOWN_SIZES  # noqa: E402
-from macaron.operators import use_attention  # noqa: E402
+from macaron.operators import ATTENTION, use_attention  # noqa: E402
 from macaron.train import precision  # noqa: E402
 from macaron.train.card import hardware  # noqa: E402
 from macaron.train.data import IGNORE, Specials, mask_tokens  # noqa: E402
@@ -175,7 +175,7 @@ def contestants(cfg: ModelConfig, device: torch.device, dtype: torch.dtype, kern
                 Trainer("ours-full-head", FullHead(ours(cfg, kernel)), device, dtype),
                 Trainer("hf-bert", Peer(peer_model(cfg)), device, dtype)]
     if device.type == "cuda":  # as `pretrain --compile` trains on the GPU: the encoder compiled, the head eager
-        compiled = build(cfg)
+        compiled = ours(cfg, kernel)
         compiled.compile()
         trainers.insert(1, Trainer("ours-compiled", MaskedLM(compiled), device, dtype))
     return trainers
@@ -273,7 +273,7 @@ def measure(cfg: ModelConfig, device: torch.device, dtype: torch.dtype, rate: fl
         models[t.name] = {"step_s": step_s, "tokens_per_s": tokens / step_s, "flops": flops[t.name],
                           "share": flops[t.name] / step_s / rate, "params": t.params, "n": len(t.times)}
     return {"shape": cfg.name, "shape_name": shape_name(cfg), "precision": precision.name(dtype),
-            "path": precision.ATTENTION[kernel], "batch": batch,
+            "path": ATTENTION[kernel], "batch": batch,
             "seq": args.seq, "rate": rate, "models": models, "load": (before, load_average()), "profile": profile,
             "attention": next(t for t in trainers if t.name == "hf-bert").net.bert.config._attn_implementation}
 

@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 from ..checkpoint import FACTS, read_json, read_metrics
+from ..operators import ATTENTION
 from ..schemes import get_scheme
-from .precision import ATTENTION, cpu_kind
+from .precision import cpu_kind
 
 CURVE = "training_curve.png"
 

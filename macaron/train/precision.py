@@ -85,7 +85,6 @@ def describe(device: torch.device, dtype: torch.dtype, requested: str = "auto") 
 # 64 and 128 tokens matmul took 17 and 24 ms against SDPA's 48 and 51, at 256 43 against 40, at 512 118 against 56.
 MATMUL_ATTENTION_KINDS = ("AMX",)
 MATMUL_ATTENTION_MAX_LEN = 128
-ATTENTION = {"sdpa": "SDPA attention", "matmul": "matmul–softmax attention"}
 
 
 def attention(device: torch.device, dtype: torch.dtype, seq_len: int, flags: frozenset[str] | None = None) -> str:

@@ -58,7 +58,7 @@ from torch import nn
 from ..config import ModelConfig
 from ..milestones import param_checksum
 from ..model import build
-from ..operators import use_attention
+from ..operators import ATTENTION, use_attention
 from . import card as cardlib
 from . import evaluate as ev
 from . import precision, resume
@@ -305,7 +305,7 @@ class Run:
             turns = ", the models at once on a thread each" if self.pool else \
                 f", the models in turn on {torch.get_num_threads()} threads"
         log(dist, f"precision: {precision.describe(dist.device, self.dtype, a.precision)}; on "
-                  f"{cardlib.hardware(dist.device)}: fused AdamW, {precision.ATTENTION[self.attention]}, "
+                  f"{cardlib.hardware(dist.device)}: fused AdamW, {ATTENTION[self.attention]}, "
                   f"{'compiled' if a.compile else 'eager'}{turns}")
         torch.manual_seed(a.seed * 1000 + 1 + dist.rank)  # dropout differs between ranks
         if dist.main and a.overwrite and not a.resume:  # only what this script wrote (a log may live here)
