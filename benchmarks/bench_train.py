@@ -10,6 +10,8 @@ dropout 0 (as the trainer pre-trains). One training step = forward + backward + 
 
     ours            MaskedLM: the MLM head on the masked positions only, as macaron.train.pretrain trains
     ours-full-head  our model with the head on every position: the same work as the peer
+    ours-other-attention  "ours" with the attention kernel the trainer does not take here (SDPA or
+                    matmul–softmax, macaron.train.precision.attention): whether its choice still wins
     hf-bert         transformers BertForMaskedLM, attn_implementation="sdpa", the head on every position
                     as a user runs it
     ours-compiled   CUDA only: the encoder under torch.compile, as `pretrain --compile` trains there
@@ -55,7 +57,7 @@ from macaron.train import precision  # noqa: E402
 from macaron.train.card import hardware  # noqa: E402
 from macaron.train.data import IGNORE, Specials, mask_tokens  # noqa: E402
 from macaron.train.objective import MaskedLM  # noqa: E402
-from results import RESULTS, write_section  # noqa: E402
+from results import RESULTS, old_rows, write_table  # noqa: E402
 
 TITLE = "Training throughput"
 VOCAB = 8192
@@ -171,8 +173,10 @@ def ours(cfg: ModelConfig, kernel: str):
 
 def contestants(cfg: ModelConfig, device: torch.device, dtype: torch.dtype, kernel: str) -> list[Trainer]:
     torch.manual_seed(0)
+    other = next(k for k in ATTENTION if k != kernel)
     trainers = [Trainer("ours", MaskedLM(ours(cfg, kernel)), device, dtype),
                 Trainer("ours-full-head", FullHead(ours(cfg, kernel)), device, dtype),
+                Trainer("ours-other-attention", MaskedLM(ours(cfg, other)), device, dtype),
                 Trainer("hf-bert", Peer(peer_model(cfg)), device, dtype)]
     if device.type == "cuda":  # as `pretrain --compile` trains on the GPU: the encoder compiled, the head eager
         compiled = ours(cfg, kernel)
@@ -181,13 +185,13 @@ def contestants(cfg: ModelConfig, device: torch.device, dtype: torch.dtype, kern
     return trainers
 
 
-def batches(n: int, batch: int, seq: int, device, seed: int = 0):
+def batches(n: int, batch: int, seq: int, device, seed: int = 0, rate: float = 0.15):
     g = torch.Generator().manual_seed(seed)
     out = []
     for _ in range(n):
         ids = torch.randint(SP.first_ordinary, VOCAB, (batch, seq), generator=g)
         ids[:, 0], ids[:, -1] = SP.cls, SP.sep
-        inputs, labels = mask_tokens(ids, SP, g)
+        inputs, labels = mask_tokens(ids, SP, g, rate)
         out.append((inputs.to(device), labels.to(device)))
     return out
 
@@ -273,7 +277,8 @@ def measure(cfg: ModelConfig, device: torch.device, dtype: torch.dtype, rate: fl
         models[t.name] = {"step_s": step_s, "tokens_per_s": tokens / step_s, "flops": flops[t.name],
                           "share": flops[t.name] / step_s / rate, "params": t.params, "n": len(t.times)}
     return {"shape": cfg.name, "shape_name": shape_name(cfg), "precision": precision.name(dtype),
-            "path": ATTENTION[kernel], "batch": batch,
+            "path": ATTENTION[kernel], "other_path": ATTENTION[next(k for k in ATTENTION if k != kernel)],
+            "batch": batch,
             "seq": args.seq, "rate": rate, "models": models, "load": (before, load_average()), "profile": profile,
             "attention": next(t for t in trainers if t.name == "hf-bert").net.bert.config._attn_implementation}
 
@@ -313,10 +318,11 @@ def report(res: dict) -> str:
         lines.append(f"{b['shape_name']}, {b['precision']}, batch {b['batch']} × {b['seq']}, "
                      f"load average {fmt_load(b['load'])} (before → after)")
         for name, m in b["models"].items():
-            lines.append(f"  {name:15} {m['tokens_per_s']:9,.0f} tokens/s  ({1000 * m['step_s']:,.1f} ms/step, "
+            lines.append(f"  {name:20} {m['tokens_per_s']:9,.0f} tokens/s  ({1000 * m['step_s']:,.1f} ms/step, "
                          f"{m['flops'] / 1e9:,.2f} GFLOP/step, {m['flops'] / m['step_s'] / 1e9:,.1f} GFLOP/s = "
                          f"{100 * m['share']:.0f}% {share}; {m['params']:,} params; median of {m['n']})")
         lines.append(f"  ours trains with {b['path']}; where it spends a step (self time of its ops): {b['profile']}")
+        lines.append(f"  ours with {b['other_path']} instead: {other_attention(b['models'])} as fast")
         ratio = {name: m["tokens_per_s"] / b["models"]["hf-bert"]["tokens_per_s"] for name, m in b["models"].items()}
         compiled = f"; ours-compiled / HF {ratio['ours-compiled']:.2f}" if "ours-compiled" in ratio else ""
         lines.append(f"  ratio ours / HF {ratio['ours']:.2f}; same-work ratio ours-full-head / HF "
@@ -328,18 +334,20 @@ def report(res: dict) -> str:
 # ---- RESULTS.md -------------------------------------------------------------------------
 COLUMNS = ("device", "shape", "precision", "batch × seq", "threads", "ours tokens/s", "HF tokens/s", "ratio",
            "full-head tokens/s", "same-work ratio", "GFLOP/step (ours)", "share of matmul rate ours / HF",
-           "matmul rate GFLOP/s", "attention of ours: top ops (self time)", "date", "load")
+           "matmul rate GFLOP/s", "attention of ours: top ops (self time)", "ours with the other attention",
+           "date", "load")
 
 
-def cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
+def other_attention(models: dict) -> str:
+    """How fast "ours" trains with the other kernel, as a multiple of its speed with the trainer's."""
+    return f"{models['ours-other-attention']['tokens_per_s'] / models['ours']['tokens_per_s']:.2f}×"
 
 
 def row(res: dict, b: dict) -> str:
     head = [res["device"], b["shape"], b["precision"], f"{b['batch']} × {b['seq']}", str(res["threads"])]
     today = dt.date.today().isoformat()
     if "note" in b:
-        return "| " + " | ".join(head + [b["note"]] + ["–"] * 8 + [today, "–"]) + " |"
+        return head + [b["note"]] + ["–"] * (len(COLUMNS) - len(head) - 3) + [today, "–"]
     models = b["models"]
     ours = models["ours-compiled" if "ours-compiled" in models else "ours"]
     hf, full = models["hf-bert"], models["ours-full-head"]
@@ -347,21 +355,15 @@ def row(res: dict, b: dict) -> str:
                f"{ours['tokens_per_s'] / hf['tokens_per_s']:.2f}", f"{full['tokens_per_s']:,.0f}",
                f"{full['tokens_per_s'] / hf['tokens_per_s']:.2f}", f"{ours['flops'] / 1e9:,.1f}",
                f"{100 * ours['share']:.0f}% / {100 * hf['share']:.0f}%", f"{b['rate'] / 1e9:,.0f}",
-               f"{b['path']}: {b['profile']}",
+               f"{b['path']}: {b['profile']}", f"{b['other_path']}: {other_attention(models)}",
                today, fmt_load(b["load"])]
-    return "| " + " | ".join(head + figures) + " |"
+    return head + figures
 
 
 def write(results: list[dict], path: Path = RESULTS):
     """One row per (device, shape, precision): a new figure replaces that combination's old row, other rows
     stay. A "not timed" row only fills a gap; it never replaces a figure taken with --precision bf16."""
-    text = path.read_text() if path.exists() else ""
-    start = text.find(f"## {TITLE}\n")
-    section = text[start:].split("\n## ", 1)[0] if start >= 0 else ""
-    # rows written before the profile column get "–" there; rows of any other layout are dropped
-    old = [cells(line) for line in section.splitlines() if line.startswith("| ") and cells(line)[0] != "device"]
-    old = [c[:-2] + ["–"] + c[-2:] if len(c) == len(COLUMNS) - 1 else c for c in old]
-    rows = {tuple(c[:3]): "| " + " | ".join(c) + " |" for c in old if len(c) == len(COLUMNS)}
+    rows = old_rows(TITLE, COLUMNS, path=path)
     for res in results:
         for b in res["blocks"]:
             key = (res["device"], b["shape"], b["precision"])
@@ -386,12 +388,13 @@ def write(results: list[dict], path: Path = RESULTS):
             f"so there it is the MFU, and \"ours\" is the compiled encoder, as `pretrain --compile` trains, the "
             f"peer eager). Attention of ours: the kernel the trainer takes on this CPU kind in this precision "
             f"(`macaron.train.precision.attention`; rows without it are SDPA's); top ops: the three aten ops with "
-            f"the largest share of one step's self time of \"ours\" (`torch.profiler`). The device names the CPU "
+            f"the largest share of one step's self time of \"ours\" (`torch.profiler`); the other attention: "
+            f"\"ours\" with the kernel the trainer does not take, timed in the same rounds, as a multiple of "
+            f"\"ours\" (below 1: the trainer's choice wins; rows without it are older). The device names the CPU "
             f"kind (AMX, AVX512_BF16, AVX2: the flags the fast path depends on). Load = 1-minute load average "
             f"before → after (other jobs on the machine). "
-            f"Python {platform.python_version()}, torch {torch.__version__}.\n\n"
-            f"| {' | '.join(COLUMNS)} |\n|{'---|' * len(COLUMNS)}\n" + "\n".join(rows.values()))
-    write_section(TITLE, body, path)
+            f"Python {platform.python_version()}, torch {torch.__version__}.")
+    write_table(TITLE, body, COLUMNS, rows.values(), path)
 
 
 def main(argv=None):

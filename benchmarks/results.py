@@ -15,3 +15,29 @@ def write_section(title: str, body: str, path: Path = RESULTS) -> None:
     pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
     text = pattern.sub(lambda _: section + "\n", text) if pattern.search(text) else text.rstrip() + "\n\n" + section
     path.write_text(text)
+
+
+def cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def old_rows(title: str, columns: tuple[str, ...], key: int = 3, path: Path = RESULTS) -> dict[tuple, list[str]]:
+    """The rows of a section's table by their first `key` cells, laid out as `columns` by header name (a column the
+    old table did not have reads "–"), so that a script can replace some rows and keep the others."""
+    text = path.read_text() if path.exists() else ""
+    found = re.search(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", text, re.S | re.M)
+    lines = [line for line in (found.group(0) if found else "").splitlines() if line.startswith("| ")]
+    if not lines:
+        return {}
+    header, rows = cells(lines[0]), {}
+    for line in lines[1:]:
+        by_name = dict(zip(header, cells(line)))
+        row = [by_name.get(column, "–") for column in columns]
+        rows[tuple(row[:key])] = row
+    return rows
+
+
+def write_table(title: str, intro: str, columns: tuple[str, ...], rows, path: Path = RESULTS) -> None:
+    """A section of an introduction and one table."""
+    table = [f"| {' | '.join(columns)} |", f"|{'---|' * len(columns)}"] + [f"| {' | '.join(r)} |" for r in rows]
+    write_section(title, intro + "\n\n" + "\n".join(table), path)
