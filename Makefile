@@ -40,6 +40,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_toy.py
 	$(BIN)/python benchmarks/bench_app.py
 	$(BIN)/python benchmarks/bench_train.py
+	$(BIN)/python benchmarks/bench_pair.py
 
 clean:
 	rm -rf $(VENV)

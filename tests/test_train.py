@@ -481,10 +481,10 @@ def test_a_model_trained_in_lockstep_equals_the_same_model_trained_alone(tiny, p
 
 def test_on_an_amx_cpu_a_pair_steps_at_once_and_each_model_ends_as_trained_alone(tiny, packed, tmp_path, monkeypatch,
                                                                                    capsys):
-    """Where the CPU kind trains faster so (AMX, bf16), the two models of a lockstep run take their steps at the same
-    time on a thread each: each ends bit-identical to the same model trained alone on one thread. With dropout (one
-    generator for both) or a model that uses a weight twice in a forward (autocast's one cache of casts) they keep
-    turns."""
+    """Where the CPU kind trains faster so (AMX, in bf16 and float32), the two models of a lockstep run take their
+    steps at the same time on a thread each: each ends bit-identical to the same model trained alone on one thread.
+    With dropout (one generator for both) or a model that uses a weight twice in a forward (autocast's one cache of
+    casts) they keep turns."""
     from macaron.train import precision as P
 
     monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"amx_bf16", "amx_tile", "avx512_bf16"}))
@@ -509,6 +509,10 @@ def test_on_an_amx_cpu_a_pair_steps_at_once_and_each_model_ends_as_trained_alone
     cards = {w: (tmp_path / f"{w}-out" / "macaron-mini" / "README.md").read_text() for w in ("both", "macaron-mini")}
     assert "2 thread(s) per process, the models' steps at once on a thread each, bf16" in cards["both"]
     assert "1 thread(s) per process, bf16" in cards["macaron-mini"]
+    assert pretrain.main([*common, "--steps", "1", "--eval-every", "1", *pair, "--precision", "float32", "--threads",
+                          "2", "--run-dir", str(tmp_path / "f32"), "--out", str(tmp_path / "f32-out")]) == 0
+    assert "SDPA attention, eager, the models at once on a thread each" in capsys.readouterr().out
+    where.clear()
     for why in ([*pair, "--dropout", "0.1"], ["--models", "synthesizer-random-mini,floater-mini"]):
         assert pretrain.main([*common, "--steps", "1", "--eval-every", "1", *why, "--threads", "2", "--overwrite",
                               "--run-dir", str(tmp_path / "turns"), "--out", str(tmp_path / "turns-out")]) == 0
@@ -714,9 +718,9 @@ def test_precision_follows_the_cpu_flags(tmp_path):
     assert P.attention(cpu, torch.float32, 128, amx) == "sdpa"
     assert P.attention(cpu, torch.bfloat16, 128, frozenset({"avx512_bf16"})) == "sdpa"
     assert P.attention(torch.device("cuda"), torch.bfloat16, 128, amx) == "sdpa"
-    bf16 = torch.bfloat16  # two models at once, a thread each: measured faster with AMX, in bf16
-    assert P.models_at_once(cpu, bf16, amx) and not P.models_at_once(torch.device("cuda"), bf16, amx)
-    assert not P.models_at_once(cpu, torch.float32, amx) and not P.models_at_once(cpu, bf16, frozenset({"avx512_bf16"}))
+    # two models at once, a thread each: measured faster with AMX, in bf16 and float32
+    assert P.models_at_once(cpu, amx) and not P.models_at_once(torch.device("cuda"), amx)
+    assert not P.models_at_once(cpu, frozenset({"avx512_bf16"})) and not P.models_at_once(cpu, frozenset({"avx2"}))
     a, b = torch.randn(4, 8), torch.randn(8, 3)
     with P.autocast(cpu, torch.bfloat16):
         assert (a @ b).dtype == torch.bfloat16

@@ -81,8 +81,10 @@ def describe(device: torch.device, dtype: torch.dtype, requested: str = "auto") 
 # 2026-11-26) SDPA's CPU flash kernel took 62 ms for the forward and backward of a layer's attention of the 6 × 512 at
 # batch 32 × 128 in bf16, twice its float32 time, and matmul, softmax, matmul in bf16 took 20 ms (28 with a padding
 # mask): whole steps ran 1.3-1.5× faster (docs/training-notes.md). In float32 the two are even, so SDPA stays; on the
-# other kinds SDPA is what was measured. Longer sequences turn it round (the same 4,096 tokens a batch, masked): at
-# 64 and 128 tokens matmul took 17 and 24 ms against SDPA's 48 and 51, at 256 43 against 40, at 512 118 against 56.
+# other kinds SDPA is what was measured. benchmarks/bench_train.py times both kernels on the CPU it runs on (its
+# "other attention", 2026-11-27 on the AMX Xeon: SDPA at 0.71x and 0.76x in bf16, matmul at 0.92x and 1.01x in
+# float32). Longer sequences turn it round (the same 4,096 tokens a batch, masked): at 64 and 128 tokens matmul took
+# 17 and 24 ms against SDPA's 48 and 51, at 256 43 against 40, at 512 118 against 56.
 MATMUL_ATTENTION_KINDS = ("AMX",)
 MATMUL_ATTENTION_MAX_LEN = 128
 
@@ -94,20 +96,21 @@ def attention(device: torch.device, dtype: torch.dtype, seq_len: int, flags: fro
     return "matmul" if slow and seq_len <= MATMUL_ATTENTION_MAX_LEN else "sdpa"
 
 
-# How the models of a lockstep run share the cores, by CPU kind. On the AMX Xeon (2 cores, bf16, the recipes' batch
-# 16 x 128, 2026-11-27) the two models of the minis' and of the 6 x 512 pair's recipes, stepping at once on one thread
-# each, trained 12 % (5,802 against 5,158 tokens/s each, medians of 10 log readings) and 9 % (2,405 against 2,200,
-# medians of 5) faster than one after the other on two threads: two threads ran one model's step only 1.8-1.9x as
-# fast as one (docs/training-notes.md). On the AVX2-only EPYC (float32), where two threads ran a step 2.0x as fast as
-# one, one process per model on a thread each was the slower (3,380 against 3,700 tokens/s in all); the Zen 4 and
-# float32 on AMX were not measured. They keep turns.
+# How the models of a lockstep run share the cores, by CPU kind (benchmarks/bench_pair.py measures it). On the AMX
+# Xeon (2 cores, the recipes' batch 16 x 128, 2026-11-27) the two models of the minis' and of the 6 x 512 pair's
+# recipes, stepping at once on one thread each, trained 12 % (5,802 against 5,158 tokens/s each, medians of 10 log
+# readings) and 9 % (2,405 against 2,200, medians of 5) faster in bf16 than one after the other on two threads, and
+# bench_pair.py gave 1.08x and 1.12x in bf16, 1.09x and 1.06x in float32: two threads ran one model's step only
+# 1.8-1.9x as fast as one (docs/training-notes.md). On the AVX2-only EPYC (float32), where two threads ran a step 2.0x
+# as fast as one, one process per model on a thread each was the slower (3,380 against 3,700 tokens/s in all); the
+# Zen 4 was not measured. They keep turns.
 AT_ONCE_KINDS = ("AMX",)
 
 
-def models_at_once(device: torch.device, dtype: torch.dtype, flags: frozenset[str] | None = None) -> bool:
+def models_at_once(device: torch.device, flags: frozenset[str] | None = None) -> bool:
     """Whether a lockstep run steps its models at the same time, one thread each, rather than in turn on every
     thread (the caller checks what else it needs: a thread per model, one process, models it can run so)."""
-    return device.type == "cpu" and dtype == torch.bfloat16 and cpu_kind(flags) in AT_ONCE_KINDS
+    return device.type == "cpu" and cpu_kind(flags) in AT_ONCE_KINDS
 
 
 def autocast(device: torch.device, dtype: torch.dtype):

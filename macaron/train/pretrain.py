@@ -158,6 +158,15 @@ def one_thread():
     torch.get_num_threads()
 
 
+def thread_per_model(k: int) -> ThreadPoolExecutor:
+    """k worker threads of one intra-op thread each, all started before the first step."""
+    pool = ThreadPoolExecutor(k, thread_name_prefix="model", initializer=one_thread)
+    with threads(1):  # restored after: the workers' setting is process-wide too
+        started = threading.Barrier(k, timeout=60)
+        list(pool.map(lambda _: started.wait(), range(k)))  # every worker holds its one thread before a step
+    return pool
+
+
 @contextlib.contextmanager
 def threads(n: int):
     """torch's intra-op thread count set to n for a while."""
@@ -447,14 +456,10 @@ class Run:
         model's step is then the same as on one thread alone."""
         k, dist = len(self.members), self.dist
         if (k < 2 or torch.get_num_threads() != k or dist.world > 1 or self.args.compile
-                or any(m.config.dropout for m in self.members) or not precision.models_at_once(dist.device, self.dtype)
+                or any(m.config.dropout for m in self.members) or not precision.models_at_once(dist.device)
                 or any(reuses_weights(m.encoder) for m in self.members)):
             return None
-        pool = ThreadPoolExecutor(k, thread_name_prefix="model", initializer=one_thread)
-        with threads(1):  # restored after: the workers' setting is process-wide too
-            started = threading.Barrier(k, timeout=60)
-            list(pool.map(lambda _: started.wait(), range(k)))  # every worker holds its one thread before a step
-        return pool
+        return thread_per_model(k)
 
     def train_step(self, step: int) -> int:
         micro, n_tokens = self.batch(step)
