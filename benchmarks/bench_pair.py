@@ -14,7 +14,7 @@ all:
 
 Rounds alternate the layouts (and which goes first); medians of the pair's step time. Tokens/s each = the batch's
 tokens ÷ the pair's step time, as the trainer's log counts them. Rows go to RESULTS.md, section "A pair's steps: in
-turn or at once", one per (device, pair, precision).
+turn or at once", one per (device, pair, precision, batch).
 """
 from __future__ import annotations
 
@@ -93,10 +93,10 @@ def report(device: str, blocks: list[dict], args) -> str:
 
 
 def write(device: str, blocks: list[dict], args, path: Path = RESULTS):
-    rows = old_rows(TITLE, COLUMNS, path=path)
+    rows = old_rows(TITLE, COLUMNS, key=4, path=path)  # by device, pair, precision and batch
     for b in blocks:
         turn, once = b["each"]["in turn"], b["each"]["at once"]
-        rows[(device, b["pair"], b["precision"])] = [
+        rows[(device, b["pair"], b["precision"], f"{args.batch} × {args.seq}")] = [
             device, b["pair"], b["precision"], f"{args.batch} × {args.seq}", str(len(SCHEMES)), b["attention"],
             f"{turn:,.0f}", f"{once:,.0f}", f"{once / turn:.2f}", b["chosen"], dt.date.today().isoformat(),
             fmt_load(b["load"])]

@@ -9,10 +9,15 @@ HEADER = ("# Benchmark results\n\nWritten by the scripts in this folder; each se
           "runs again.\n")
 
 
+def section_pattern(title: str) -> re.Pattern:
+    """A `## title` section of RESULTS.md, up to the next one."""
+    return re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
+
+
 def write_section(title: str, body: str, path: Path = RESULTS) -> None:
     text = path.read_text() if path.exists() else HEADER
     section = f"## {title}\n\n{body.strip()}\n"
-    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
+    pattern = section_pattern(title)
     text = pattern.sub(lambda _: section + "\n", text) if pattern.search(text) else text.rstrip() + "\n\n" + section
     path.write_text(text)
 
@@ -25,7 +30,7 @@ def old_rows(title: str, columns: tuple[str, ...], key: int = 3, path: Path = RE
     """The rows of a section's table by their first `key` cells, laid out as `columns` by header name (a column the
     old table did not have reads "–"), so that a script can replace some rows and keep the others."""
     text = path.read_text() if path.exists() else ""
-    found = re.search(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", text, re.S | re.M)
+    found = section_pattern(title).search(text)
     lines = [line for line in (found.group(0) if found else "").splitlines() if line.startswith("| ")]
     if not lines:
         return {}

@@ -495,24 +495,25 @@ def test_on_an_amx_cpu_a_pair_steps_at_once_and_each_model_ends_as_trained_alone
     common = ["--data", str(packed), *TINY, "--dropout", "0", "--lr", "2e-3", "--device", "cpu"]  # even with a GPU
     pair = ["--models", "transformer-mini,macaron-mini"]
     six = ["--steps", "6", "--eval-every", "3"]
-    assert pretrain.main([*common, *six, *pair, "--threads", "2", "--run-dir", str(tmp_path / "both"),
-                          "--out", str(tmp_path / "both-out")]) == 0
-    assert "matmul–softmax attention, eager, the models at once on a thread each" in capsys.readouterr().out
-    assert len(where) == 12 and all(w.startswith("model_") for w in where) and len(set(where)) == 2
-    assert torch.get_num_threads() == 2  # the count the run set, back after its steps
-    where.clear()
-    for name in ("transformer-mini", "macaron-mini"):
-        assert pretrain.main([*common, *six, "--models", name, "--threads", "1", "--run-dir", str(tmp_path / name),
-                              "--out", str(tmp_path / f"{name}-out")]) == 0
-        assert_same_tensors(tensors(tmp_path / "both-out" / name), tensors(tmp_path / f"{name}-out" / name))
-    assert set(where) == {threading.main_thread().name}
-    cards = {w: (tmp_path / f"{w}-out" / "macaron-mini" / "README.md").read_text() for w in ("both", "macaron-mini")}
-    assert "2 thread(s) per process, the models' steps at once on a thread each, bf16" in cards["both"]
-    assert "1 thread(s) per process, bf16" in cards["macaron-mini"]
-    assert pretrain.main([*common, "--steps", "1", "--eval-every", "1", *pair, "--precision", "float32", "--threads",
-                          "2", "--run-dir", str(tmp_path / "f32"), "--out", str(tmp_path / "f32-out")]) == 0
-    assert "SDPA attention, eager, the models at once on a thread each" in capsys.readouterr().out
-    where.clear()
+    for dtype, kernel in (("bf16", "matmul–softmax"), ("float32", "SDPA")):
+        run = [*common, *six, "--precision", dtype]
+        assert pretrain.main([*run, *pair, "--threads", "2", "--run-dir", str(tmp_path / dtype / "both"),
+                              "--out", str(tmp_path / dtype / "both-out")]) == 0
+        assert f"{kernel} attention, eager, the models at once on a thread each" in capsys.readouterr().out
+        assert len(where) == 12 and all(w.startswith("model_") for w in where) and len(set(where)) == 2
+        assert torch.get_num_threads() == 2  # the count the run set, back after its steps
+        where.clear()
+        for name in ("transformer-mini", "macaron-mini"):
+            assert pretrain.main([*run, "--models", name, "--threads", "1", "--run-dir", str(tmp_path / dtype / name),
+                                  "--out", str(tmp_path / dtype / f"{name}-out")]) == 0
+            assert_same_tensors(tensors(tmp_path / dtype / "both-out" / name),
+                                tensors(tmp_path / dtype / f"{name}-out" / name))
+        assert set(where) == {threading.main_thread().name}
+        where.clear()
+        cards = {w: (tmp_path / dtype / f"{w}-out" / "macaron-mini" / "README.md").read_text()
+                 for w in ("both", "macaron-mini")}
+        assert f"2 thread(s) per process, the models' steps at once on a thread each, {dtype}" in cards["both"]
+        assert f"1 thread(s) per process, {dtype}" in cards["macaron-mini"]
     for why in ([*pair, "--dropout", "0.1"], ["--models", "synthesizer-random-mini,floater-mini"]):
         assert pretrain.main([*common, "--steps", "1", "--eval-every", "1", *why, "--threads", "2", "--overwrite",
                               "--run-dir", str(tmp_path / "turns"), "--out", str(tmp_path / "turns-out")]) == 0

@@ -100,10 +100,10 @@ def attention(device: torch.device, dtype: torch.dtype, seq_len: int, flags: fro
 # Xeon (2 cores, the recipes' batch 16 x 128, 2026-11-27) the two models of the minis' and of the 6 x 512 pair's
 # recipes, stepping at once on one thread each, trained 12 % (5,802 against 5,158 tokens/s each, medians of 10 log
 # readings) and 9 % (2,405 against 2,200, medians of 5) faster in bf16 than one after the other on two threads, and
-# bench_pair.py gave 1.08x and 1.12x in bf16, 1.09x and 1.06x in float32: two threads ran one model's step only
-# 1.8-1.9x as fast as one (docs/training-notes.md). On the AVX2-only EPYC (float32), where two threads ran a step 2.0x
-# as fast as one, one process per model on a thread each was the slower (3,380 against 3,700 tokens/s in all); the
-# Zen 4 was not measured. They keep turns.
+# bench_pair.py gave 1.08x and 1.12x in bf16, 1.06-1.12x and 1.05-1.07x in float32 (3 runs): two threads ran one
+# model's step only 1.8-1.9x as fast as one (docs/training-notes.md). On the AVX2-only EPYC (float32), where two
+# threads ran a step 2.0x as fast as one, one process per model on a thread each was the slower (3,380 against 3,700
+# tokens/s in all); the Zen 4 was not measured. They keep turns.
 AT_ONCE_KINDS = ("AMX",)
 
 

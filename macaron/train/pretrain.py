@@ -452,8 +452,8 @@ class Run:
         (its draws from the one global generator would interleave) and for models that use each weight once in a
         forward: autocast keeps one cache of bf16 weight copies for the whole process, and any thread leaving autocast
         empties it, so a weight used twice (shared layers, tied halves, FLOATER's position ODE) would be cast again
-        whenever the other model's forward ended in between, and its gradient would change with the timing. Each
-        model's step is then the same as on one thread alone."""
+        whenever the other model's forward ended in between, and its gradient would change with the timing (float32
+        has no autocast, but keeps the one rule). Each model's step is then the same as on one thread alone."""
         k, dist = len(self.members), self.dist
         if (k < 2 or torch.get_num_threads() != k or dist.world > 1 or self.args.compile
                 or any(m.config.dropout for m in self.members) or not precision.models_at_once(dist.device)
