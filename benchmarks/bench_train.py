@@ -165,7 +165,7 @@ def top_ops(trainer: Trainer, data, n: int = 3) -> str:
 
 
 def ours(cfg: ModelConfig, kernel: str):
-    """Our encoder with the attention kernel the trainer takes (precision.attention)."""
+    """Our encoder, its attention computed with `kernel` (operators.use_attention)."""
     encoder = build(cfg)
     use_attention(encoder, kernel)
     return encoder
@@ -281,9 +281,8 @@ def measure(cfg: ModelConfig, device: torch.device, dtype: torch.dtype, rate: fl
         models[t.name] = {"step_s": step_s, "tokens_per_s": tokens / step_s, "flops": flops[t.name],
                           "share": flops[t.name] / step_s / rate, "params": t.params, "n": len(t.times)}
     return {"shape": cfg.name, "shape_name": shape_name(cfg), "precision": precision.name(dtype),
-            "path": ATTENTION[kernel], "other_path": ATTENTION[other(kernel)],
-            "batch": batch,
-            "seq": args.seq, "rate": rate, "models": models, "load": (before, load_average()), "profile": profile,
+            "path": ATTENTION[kernel], "other_path": ATTENTION[other(kernel)], "batch": batch, "seq": args.seq,
+            "rate": rate, "models": models, "load": (before, load_average()), "profile": profile,
             "attention": next(t for t in trainers if t.name == "hf-bert").net.bert.config._attn_implementation}
 
 
@@ -348,7 +347,7 @@ def other_attention(models: dict) -> str:
     return f"{models['ours-other-attention']['tokens_per_s'] / models['ours']['tokens_per_s']:.2f}×"
 
 
-def row(res: dict, b: dict) -> str:
+def row(res: dict, b: dict) -> list[str]:
     head = [res["device"], b["shape"], b["precision"], f"{b['batch']} × {b['seq']}", str(res["threads"])]
     today = dt.date.today().isoformat()
     if "note" in b:

@@ -8,8 +8,8 @@
 The data order (a seeded permutation of packed sequences) and the masks (seeded by step) do not
 depend on the model. Models named together in `--models` train in lockstep: every model takes its
 optimizer step on the same batch with the same masks before the next batch is drawn, so they see
-the same batches, in the same order, and the same number of tokens. In bf16 on a CPU with AMX they take those
-steps at the same time, a thread each, where that changes no model's step (`Run.at_once`); elsewhere in turn.
+the same batches, in the same order, and the same number of tokens. On a CPU with AMX they take those steps at
+the same time, a thread each, where that changes no model's step (`Run.at_once`); elsewhere in turn.
 
 Budgets: `--tokens`, `--steps`, or `--fit-minutes M`: a throughput probe (a few real steps of every
 model, then weights and optimizers restored) measures the seconds per lockstep step, an evaluation
