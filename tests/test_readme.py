@@ -1,0 +1,44 @@
+"""The README's library examples run as written, on the shipped models, and print what their comments say."""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import plotly.graph_objects as go
+
+import macaron
+
+ROOT = Path(__file__).resolve().parent.parent
+CLAIM = re.compile(r"^(?P<expr>[^#]+?)\s+#\s*(?P<claim>\([\d ,+]+\)|'[^']*')")  # `expr  # (shape)` or `# 'text'`
+
+
+def python_blocks(after: str) -> list[str]:
+    """The ```python blocks of the README section that starts with the heading `after`."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split(f"\n{after}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+
+
+def test_the_library_examples_run_and_say_what_they_print(monkeypatch):
+    shown = []
+    monkeypatch.setattr(go.Figure, "show", lambda fig, *a, **k: shown.append(fig))
+    blocks = python_blocks("## The library")
+    namespace: dict = {}
+    claims = 0
+    for block in blocks[:3]:  # one session: each block goes on from the one before
+        exec(compile(block, "README.md", "exec"), namespace)
+        for line in block.splitlines():
+            if m := CLAIM.match(line):
+                value = eval(m["expr"], namespace)
+                said = ast.literal_eval(m["claim"]) if m["claim"].startswith("'") else eval(m["claim"])
+                assert (value if isinstance(value, str | tuple) else value.shape) == said, line
+                claims += 1
+    assert claims == 4 and len(shown) == 3  # the shapes, the label; learning, particles and compare drawn
+    assert namespace["traj_a"].tokens == namespace["traj_b"].tokens
+
+
+def test_the_scheme_registry_is_as_the_readme_writes_it():
+    namespace: dict = {"Sub": macaron.Sub}
+    exec(python_blocks("## The library")[3], namespace)
+    assert namespace["LIE_TROTTER"] == macaron.LIE_TROTTER and namespace["STRANG"] == macaron.STRANG
