@@ -21,6 +21,7 @@ import streamlit as st
 
 import macaron
 from macaron import CheckpointError, InputError, analysis, plot, toy
+from macaron.checkpoint import NO_TOKENIZER
 
 MAX_TOKENS = 96        # the explorer shows at most this many particles (more is unreadable)
 MAX_CHARS = 20_000     # longer text is cut before tokenising, and the page says so
@@ -96,7 +97,7 @@ def load_model(path: str):
     start = path.endswith(RANDOM_START)
     model = macaron.load(path.removesuffix(RANDOM_START), at=0) if start else macaron.load(path)
     if model.tokenizer is None:
-        raise CheckpointError(f"{path}: no tokenizer.json, so the explorer cannot read text with it")
+        raise CheckpointError(f"{path}: the explorer cannot read text with this model: {NO_TOKENIZER}")
     return model
 
 

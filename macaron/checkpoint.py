@@ -32,10 +32,17 @@ class CheckpointError(RuntimeError):
     """A checkpoint folder that cannot be loaded; the message names the file and the problem."""
 
 
+# a folder with vocab.txt or vocab.json + merges.txt only: transformers converts them to the one format we read
+NO_TOKENIZER = ("its folder has no tokenizer.json, which transformers writes with "
+                "AutoTokenizer.from_pretrained(folder).save_pretrained(folder)")
+
+
 def resolve(path_or_name) -> Path:
     path = Path(path_or_name).expanduser()
     if path.is_dir():
         return path
+    if path.is_file():
+        raise CheckpointError(f"{path}: a file; give the model's folder ({path.parent})")
     if (PRETRAINED / str(path_or_name)).is_dir():
         return PRETRAINED / str(path_or_name)
     raise CheckpointError(f"{path}: no such folder, and not one of the shipped models {available()}")

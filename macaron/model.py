@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .checkpoint import NO_TOKENIZER
 from .config import ModelConfig
 from .operators import ACTIVATION, operator
 from .positions import Floater, sinusoids
@@ -226,7 +227,7 @@ class Encoder(nn.Module):
         """(ids, display tokens, number of tokens dropped): at most `max_tokens` and the model's own
         limit, the last token ([SEP]) kept last, as in training."""
         if self.tokenizer is None:
-            raise InputError("this model has no tokenizer: pass token ids instead of text")
+            raise InputError(f"this model cannot read text (pass token ids instead): {NO_TOKENIZER}")
         if not isinstance(text, str) or not text.strip():
             raise InputError("The text is empty: type a sentence.")
         enc = self.tokenizer.encode(text)

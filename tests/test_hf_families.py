@@ -263,6 +263,30 @@ def test_missing_weight_is_named(folders, tmp_path):
         macaron.load(broken)
 
 
+def test_a_folder_with_vocab_txt_only_says_how_to_write_tokenizer_json(folders, tmp_path):
+    """A BERT folder as many are shared (vocab.txt, no tokenizer.json): the message's one line of transformers
+    writes the file, and the text then reads as transformers' own tokenizer reads it."""
+    from tokenizers import Tokenizer
+    from transformers import AutoTokenizer
+
+    folder, _ = folders["bert"]
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for f in ("config.json", "model.safetensors"):
+        (bare / f).write_bytes((folder / f).read_bytes())
+    vocab = Tokenizer.from_file(str(folder / "tokenizer.json")).get_vocab()  # the model's own
+    (bare / "vocab.txt").write_text("".join(f"{w}\n" for w in sorted(vocab, key=vocab.get)))
+    with pytest.raises(macaron.InputError, match="no tokenizer.json, which transformers writes with") as e:
+        macaron.load(bare, device="cpu").trace(TEXTS[0])
+    fix = str(e.value).split("writes with ")[1]
+    assert fix == "AutoTokenizer.from_pretrained(folder).save_pretrained(folder)"
+    AutoTokenizer.from_pretrained(bare).save_pretrained(bare)
+    t = macaron.load(bare, device="cpu").trace(TEXTS[0])
+    assert t.token_ids == AutoTokenizer.from_pretrained(bare)(TEXTS[0])["input_ids"]
+    with pytest.raises(CheckpointError, match="a file; give the model's folder"):
+        macaron.load(bare / "model.safetensors")
+
+
 def edited(folder, root, **changes):
     """A copy of the folder whose config.json has `changes` (a value of ... drops the field)."""
     copy = root / f"edited-{folder.name}"

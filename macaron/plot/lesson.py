@@ -22,7 +22,7 @@ from pathlib import Path
 import plotly.io as pio
 
 from .. import analysis, lesson, orders, toy
-from ..checkpoint import CheckpointError, available, default_pair, resolve
+from ..checkpoint import NO_TOKENIZER, CheckpointError, available, default_pair, resolve
 from ..loading import load
 from ..milestones import Milestone, milestones
 from ..model import InputError
@@ -70,7 +70,7 @@ class Models:
             else:
                 model = load(stage.folder, self.device)
             if model.tokenizer is None:
-                raise CheckpointError(f"{folder}: no tokenizer.json, so the lesson cannot read text with it")
+                raise CheckpointError(f"{folder}: the lesson cannot read text with this model: {NO_TOKENIZER}")
             self._loaded[key] = model
         return self._loaded[key]
 
