@@ -81,24 +81,38 @@ def init_widget(key: str, param: str, default, parse: Callable = str, valid: Cal
     value = None
     raw = initial_query().get(param)
     if raw is not None and not st.session_state.get(f"_url_used_{key}"):
-        try:
-            value = parse(raw)
-            if valid is not None and not valid(value):
-                value = None
-        except (ValueError, TypeError):
-            value = None
+        value = _accepted(raw, parse, valid)
         st.session_state[f"_url_used_{key}"] = True
-    if value is None:
-        kept = st.session_state.get(_keep_key(param))
-        value = kept if kept is not None and (valid is None or valid(kept)) else default
-    st.session_state[key] = value
+    if value is None:  # the value last used, kept as the URL writes it (a number may be kept as its text)
+        value = _accepted(st.session_state.get(_keep_key(param)), parse, valid)
+    st.session_state[key] = default if value is None else value
+
+
+def not_drawn(*keys: str) -> None:
+    """Widgets a run stops before drawing (no sentence to show): their values are given again, as init_widget
+    gives them, by the run that draws them. Streamlit sends a widget new to the page the value set in its own
+    run only, so a value left from a run that did not draw it shows as none picked (and then reads None)."""
+    for key in keys:
+        st.session_state.pop(key, None)
+
+
+def _accepted(raw, parse: Callable, valid: Callable | None):
+    """`raw` (text is parsed) if it is a valid value for the widget, else None."""
+    if raw is None:
+        return None
+    try:
+        value = parse(raw) if isinstance(raw, str) else raw
+        return value if valid is None or valid(value) else None
+    except (ValueError, TypeError):
+        return None
 
 
 def sync_url(params: dict[str, object]) -> None:
     """Write this page's view into the URL (and remember it for the other pages). Presenter mode
     and the lesson step stay in it."""
-    clean = {k: v for k, v in (("present", "1" if presenting() else None), ("lesson", lesson_step()))
-             if v is not None}
+    step = lesson_step()
+    clean = {k: v for k, v in (("present", "1" if presenting() else None), ("lesson", step and str(step)))
+             if v is not None}  # text, as the address holds it: follow_link compares the two
     for k, v in params.items():
         st.session_state[_keep_key(k)] = v
         if v is None or v == "" or (isinstance(v, str) and len(v) > URL_MAX_VALUE):

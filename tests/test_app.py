@@ -296,6 +296,19 @@ def test_compare_two_sentences():
     assert "empty" in texts(at.warning).lower()
 
 
+def test_compare_after_an_empty_sentence_draws_the_next_one():
+    """A run with no sentence draws nothing below the input; the next sentence draws every chart again with the
+    view as it was (the cluster threshold, kept as the link writes it, once came back as text and raised)."""
+    at = compare()
+    at.slider(key="c_thr").set_value(0.3)
+    run(at)
+    for text in ("", " ", "the cat sat on the mat ."):
+        at.text_input(key="c_text").set_value(text)
+        run(at)
+    assert at.slider(key="c_thr").value == 0.3 and at.session_state["c_norm"] is True
+    assert "Cosine clusters" in texts(at.markdown) and len(charts(at)) >= 4
+
+
 def test_compare_reopens_a_shared_link_and_survives_a_bad_model(tmp_path, monkeypatch):
     monkeypatch.setenv("MACARON_MODEL_ROOTS", str(tmp_path))
     at = compare({"mode": "models", "s": "the cat sat on the mat .", "a": "tiny-macaron", "b": str(tmp_path),
@@ -354,6 +367,17 @@ def test_lesson_six_opens_the_plateau_of_the_default_transformer(tmp_path, app_e
     assert at.text_input(key="p_text").value == state.PRESETS["school [MASK]"]
     assert at.selectbox(key="p_model").value == "staged-transformer"
     assert at.select_slider(key="p_stage").value == "plateau" and "Final guesses for [MASK]" in texts(at.markdown)
+    stages = at.select_slider(key="p_stage").options
+    later = stages[stages.index("plateau") + 1]
+    at.select_slider(key="p_stage").set_value(later)  # as the step asks: the stage moves on, and stays
+    run(at)
+    assert at.select_slider(key="p_stage").value == later and "Lesson 6 of 6" in texts(at.markdown)
+    at_url = at.query_params.get("at")  # the final weights are the link's default: no `at`
+    assert (at_url[0] if isinstance(at_url, list) else at_url) == (None if later == stages[-1] else later)
+    at.text_input(key="p_text").set_value("the cat sat on the [MASK] .")  # and a sentence of one's own
+    run(at)
+    assert at.text_input(key="p_text").value == "the cat sat on the [MASK] ."
+    assert at.select_slider(key="p_stage").value == later
 
 
 def test_presenter_mode_hides_the_sidebar_and_keeps_itself():

@@ -346,6 +346,32 @@ def test_bad_input_shows_a_message(server, page):
     page.screenshot(path=str(SHOTS / "particles_bad_input.png"))
 
 
+def test_the_view_switch_survives_empty_sentences(server, page):
+    """Runs with no sentence draw no figure and no switch under it; the next sentence shows the view picked
+    before, drawn as picked (two empty runs in a row once left both options unpicked, then the raw view)."""
+    url, _ = server
+    page.goto(f"{url}/")
+    settle(page)
+    raw = page.locator("button", has_text="Raw residual stream").first
+    raw.click()
+    settle(page)
+    box = page.get_by_label("Sentence", exact=True)
+    for text in ("", "   ", "the river bank ."):
+        box.fill(text)
+        box.press("Enter")
+        if text.strip():
+            settle(page)
+        else:
+            page.get_by_text("The text is empty").wait_for(timeout=30_000)
+            page.wait_for_function(QUIET, timeout=30_000)
+    no_errors(page)
+    assert raw.get_attribute("aria-checked") == "true"
+    assert page.locator("button", has_text="What the operators read").first.get_attribute("aria-checked") == "false"
+    captions = page.locator("[data-testid='stCaptionContainer']").all_inner_texts()
+    assert any(c.startswith("The raw residual stream, sizes kept") for c in captions), captions
+    assert "norm=0" in page.url
+
+
 def test_compare_both_modes(server, page):
     url, _ = server
     page.goto(f"{url}/compare")

@@ -20,6 +20,7 @@ def render() -> None:
     mode, picks, stages, texts, url, view, look = inputs()
     traced = trace(mode, picks, stages, texts, url, view, **look)
     if traced is None:
+        state.not_drawn("c_norm", "c_view")  # the switches under the figure
         return
     models, trajs, names_ab, colors, projs, share, same_tokens, view = traced
     fig = animation(mode, picks, stages, texts, url, models, trajs, names_ab, projs, share, same_tokens, view, **look)

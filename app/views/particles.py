@@ -22,6 +22,7 @@ state.header("Particles: one sentence, one model",
 def render() -> None:
     chosen = inputs()
     if chosen is None:
+        state.not_drawn("p_norm")  # the switch under the figure
         return
     picked, stages, sent, model, traj, url, view = chosen
     frame, head_sel = frame_and_heads(traj, url)
