@@ -116,7 +116,7 @@ LESSON = (
     LessonStep(
         "What learning changes", "views/particles.py",
         dict(s=PRESETS["school [MASK]"], m="{transformer}", at="plateau", frame="0", norm="1", trail="4"),
-        "At the plateau the model guesses the same few words whatever the sentence (see under the plot). "
+        "At the plateau the model guesses the same few words whatever the sentence (its guesses for [MASK], below). "
         "Move the stage to rise, then final, and Play each time: once it reads word order, it guesses school.",
         "The stages: the random start; the plateau, the last evaluation before the model reads word order "
         "(context effect below 0.05 nats: it reads which words are around, not their order); the rise, the "
