@@ -227,7 +227,8 @@ class Encoder(nn.Module):
         """(ids, display tokens, number of tokens dropped): at most `max_tokens` and the model's own
         limit, the last token ([SEP]) kept last, as in training."""
         if self.tokenizer is None:
-            raise InputError(f"this model cannot read text (pass token ids instead): {NO_TOKENIZER}")
+            raise InputError(f"this model has no tokenizer: pass token ids instead of text (if loaded from a "
+                             f"folder: {NO_TOKENIZER})")
         if not isinstance(text, str) or not text.strip():
             raise InputError("The text is empty: type a sentence.")
         enc = self.tokenizer.encode(text)

@@ -278,8 +278,7 @@ def test_a_folder_with_vocab_txt_only_says_how_to_write_tokenizer_json(folders, 
     (bare / "vocab.txt").write_text("".join(f"{w}\n" for w in sorted(vocab, key=vocab.get)))
     with pytest.raises(macaron.InputError, match="no tokenizer.json, which transformers writes with") as e:
         macaron.load(bare, device="cpu").trace(TEXTS[0])
-    fix = str(e.value).split("writes with ")[1]
-    assert fix == "AutoTokenizer.from_pretrained(folder).save_pretrained(folder)"
+    assert "AutoTokenizer.from_pretrained(folder).save_pretrained(folder)" in str(e.value)  # as run here:
     AutoTokenizer.from_pretrained(bare).save_pretrained(bare)
     t = macaron.load(bare, device="cpu").trace(TEXTS[0])
     assert t.token_ids == AutoTokenizer.from_pretrained(bare)(TEXTS[0])["input_ids"]
