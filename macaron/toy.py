@@ -89,6 +89,7 @@ EXPECTED_ORDER = {
     ("lie-trotter", "euler"): (2, 1), ("lie-trotter-gf", "euler"): (2, 1),
     ("strang", "euler"): (2, 1), ("strang-fgf", "euler"): (2, 1),
     ("unsplit", "euler"): (2, 1),
+    ("lie-trotter-halves", "exact"): (2, 1), ("lie-trotter-halves", "euler"): (2, 1),
 }
 
 DEFAULT_GAMMAS = np.geomspace(4e-3, 0.1, 8)  # local study: one step of size γ

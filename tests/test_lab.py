@@ -51,7 +51,8 @@ def test_one_colour_marker_and_dash_per_scheme():
     assert set(style.SCHEME_STYLE) == set(SCHEMES)
     assert len({s.color for s in styles}) == len(styles)
     assert len({s.symbol for s in styles}) == len(styles)
-    assert {s.color for s in styles} | {style.EXACT_COLOR} <= OKABE_ITO  # colour-blind safe
+    assert {s.color for s in styles} | {style.EXACT_COLOR} <= OKABE_ITO | {"#882255"}  # colour-blind safe (+ Tol's
+    # muted wine for the one scheme past Okabe–Ito's eight)
     assert SCHEMES["lie-trotter"].layer == "Transformer layer" and SCHEMES["strang"].layer == "Macaron layer"
     assert style.scheme_style("nonsense").color  # unknown schemes still draw
     assert style.scheme_style("macaron") == style.scheme_style("strang")  # a model's alias, the same look
@@ -106,11 +107,11 @@ def test_particles_animation_edge_cases():
     assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.sliders[0].active == 0
 
 
-def test_five_schemes_wrap_the_readout(linear_paths):
+def test_six_schemes_wrap_the_readout(linear_paths):
     paths, dense_t, dense = linear_paths
-    assert len(paths.schemes) == 5
+    assert len(paths.schemes) == 6
     fig = lf.toy_particles(paths, dense_t, dense)
-    assert fig.layout.title.text.count("<br>") == 2  # 3 schemes, then 2, under the time line
+    assert fig.layout.title.text.count("<br>") == 2  # 3 schemes, then 3, under the time line
     assert fig.layout.margin.t > lf.ANIM_TOP
 
 
@@ -155,7 +156,7 @@ def test_round_off_errors_read_exact_not_as_a_slope():
 
 def test_slope_rows(linear_study):
     rows = lf.slope_rows(linear_study)
-    assert len(rows) == 4 + 5  # exact: four splittings; Euler: those and unsplit
+    assert len(rows) == 5 + 6  # exact: five splittings; Euler: those and unsplit
     assert set(rows[0]) == {"scheme", "network layer", "sub-flows", "local slope", "global slope",
                             "error at finest γ"}
     strang = next(r for r in rows if r["network layer"] == "Macaron layer" and r["sub-flows"] == "exact")

@@ -432,7 +432,8 @@ def _velocity(op, u, h, position=None):
     ("macaron", "dot", "learned"), ("transformer", "dot", "sinusoidal"), ("macaron", "random", "none"),
     ("transformer", "dense", "learned"), ("att-ffn-att", "factorized-random", "floater"),
     ("macaron", "random+dot", "learned"), ("transformer", "random-fixed", "learned"),
-    ("unsplit", "dot", "floater"), ("lie-trotter-gf", "dense+dot", "learned")])
+    ("unsplit", "dot", "floater"), ("lie-trotter-gf", "dense+dot", "learned"),
+    ("transformer-halves", "dot", "learned")])
 def test_every_substep_matches_an_independent_numpy_computation(scheme, attention, position):
     """pre-LN: x_{k+1} = x_k + h·op(LN(x_k)), the mixing softmax(QKᵀ/√d_head) (or the Synthesizer's
     logits), recomputed here from the weights alone, against what the trace recorded."""
@@ -453,7 +454,7 @@ def test_every_substep_matches_an_independent_numpy_computation(scheme, attentio
     np.testing.assert_allclose(traj.final, final, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("scheme", ["transformer", "macaron"])
+@pytest.mark.parametrize("scheme", ["transformer", "macaron", "transformer-halves", "unsplit"])
 def test_post_ln_substeps_match_an_independent_numpy_computation(scheme):
     """post-LN (BERT): x_{k+1} = LN(x_k + h·op(x_k)); the embedding is normalised too and there is no
     final norm. Recomputed from the weights alone, from the token ids up."""
@@ -489,3 +490,23 @@ def test_random_synthesizers_mix_every_sentence_alike_and_unevenly(attention):
     rows = [m for m in long.mixing if m is not None][0].reshape(-1, 32)
     tv = 0.5 * np.abs(rows - 1 / 32).sum(-1).mean()
     assert tv > 0.2, f"softmax of the initial logits is {tv:.3f} from uniform: nearly mean-pooling"
+
+
+def test_the_race_schemes_hold_the_minis_parameters_within_a_fifth_of_a_percent():
+    """Issue 47's race compares schemes at equal parameters: the FFN budget is split over a layer's convection
+    sub-steps, so the Transformer, the Macaron, the control (Macaron's sub-layers in Transformer order), the parallel
+    block, FFN-first and Att-FFN-Att each hold the 6 × 256 Transformer's count to within 0.2 %; the control's layer
+    runs attention, then two FFNs of 2d for half a step each."""
+    from macaron.config import ModelConfig
+    from macaron.schemes import CONVECTION, DIFFUSION
+
+    def count(scheme):
+        cfg = ModelConfig.named("mini", scheme=scheme, norm="post", vocab_size=8192, max_len=128)
+        return build(cfg).num_parameters()
+
+    base = count("transformer")
+    for scheme in ("macaron", "transformer-halves", "unsplit", "lie-trotter-gf", "att-ffn-att"):
+        assert abs(count(scheme) / base - 1) < 0.002, scheme
+    layer = build(ModelConfig.named("mini", scheme="transformer-halves", vocab_size=64, max_len=16)).layers[0]
+    assert [(s.kind, s.fraction) for s in layer.scheme] == [(DIFFUSION, 1.0), (CONVECTION, 0.5), (CONVECTION, 0.5)]
+    assert [op.fc1.out_features for op in layer.ops[1:]] == [512, 512] and layer.ops[1] is not layer.ops[2]

@@ -13,6 +13,7 @@ from macaron.plot.particles import MOST_LABELLED, plane, plot_widths
 from macaron.schemes import CONVECTION, DIFFUSION, FULL, OPERATOR_NAME, SCHEMES
 
 OKABE_ITO = {"#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"}
+TOL_WINE = "#882255"  # Paul Tol's muted palette (colour-blind safe), for the one scheme past Okabe–Ito's eight
 WIDTHS = (366.0, 940.0)  # a plot's narrowest and widest width in pixels (1024 to 1920 screens)
 
 
@@ -71,7 +72,7 @@ def assert_clean_labels(xy, labels, xr, yr, height, widths=WIDTHS, font=14):
 def test_each_colour_has_one_meaning_and_is_colour_blind_safe():
     kinds = {style.KIND_COLOR[DIFFUSION], style.KIND_COLOR[CONVECTION]}
     schemes = [style.scheme_style(s) for s in SCHEMES]
-    assert len(kinds) == 2 and kinds | {s.color for s in schemes} | {style.EXACT_COLOR} <= OKABE_ITO
+    assert len(kinds) == 2 and kinds | {s.color for s in schemes} | {style.EXACT_COLOR} <= OKABE_ITO | {TOL_WINE}
     assert not kinds & {s.color for s in schemes}  # no scheme borrows a kind's colour
     assert len({s.color for s in schemes}) == len(schemes)
     # a sub-step running F and G at once is the unsplit scheme's one step: one meaning, its colour

@@ -142,7 +142,7 @@ def test_strang_needs_exact_subflows_for_third_order(study, request):
 def test_commuting_operators_make_lie_trotter_exact(x0):
     system = toy.commuting_system()
     study = toy.convergence_study(system, x0, solvers=("exact",))
-    for name in ("lie-trotter", "lie-trotter-gf", "strang", "strang-fgf"):
+    for name in ("lie-trotter", "lie-trotter-gf", "strang", "strang-fgf", "lie-trotter-halves"):
         assert study.local_error[name]["exact"].max() < 1e-14
         assert study.global_error[name]["exact"].max() < 1e-12
 
@@ -187,6 +187,7 @@ def test_euler_substep_coefficients_match_the_derivation(attention, x0):
         "lie-trotter-gf": FF + GG - FG + GF,
         "strang": FF + 0.5 * GG,  # the commutator is gone; the Euler errors of F and ½G stay
         "strang-fgf": 0.5 * FF + GG,
+        "lie-trotter-halves": FF + 0.5 * GG + FG - GF,  # Lie–Trotter's, but G in two Euler moves: half its error
     }
     for name, c in expected.items():
         got = toy.leading_error(s, toy.registered()[name], x, "euler")

@@ -8,7 +8,7 @@ import streamlit as st
 import explorer_cache as cache
 import explorer_state as state
 import lab_cache
-from macaron import bridge, orders, plot, toy
+from macaron import bridge, orders, plot, toy, zoo
 from macaron.checkpoint import CheckpointError
 from macaron.plot.lab import model_colors, slope_text
 from macaron.plot.style import SchemeStyle, scheme_style
@@ -505,6 +505,41 @@ def caveats() -> None:
             "- **One sentence** (3a–3d): try several; [CLS] and [SEP] are included.")
 
 
+def section_race() -> None:
+    st.header("4 · The race: is it the order?")
+    race = lab_cache.race()
+    st.markdown(
+        "The seed paper says Macaron is better *because* Strang's splitting is of higher order. In a stack the "
+        "order inside a layer acts only at the ends: six Strang layers are ½G (F ½G ½G)×5 F ½G, and six layers of "
+        "the **control**, Lie–Trotter with G in halves (F ½G ½G)×6, are the same sub-layers and parameters with one "
+        "half-FFN moved from first to last. Trained on the same batches, seed by seed: "
+        "**control − Strang** is the order alone, **Lie–Trotter − control** the split FFN alone.")
+    if not race:
+        st.info("No race runs are stored yet (`pretrained/race/`; docs/training-notes.md says how to train them).",
+                icon=":material/info:")
+        return
+    st.plotly_chart(plot.race_curves(race), key="l_race_curves", **CHART)
+    diffs = zoo.differences(race)
+    if diffs:
+        st.plotly_chart(plot.race_differences(diffs, height=110 + 60 * len(diffs)), key="l_race_diffs", **CHART)
+        st.markdown("\n".join(f"- {zoo.verdict(d)}" for d in diffs))
+    st.dataframe([{"scheme": plot_name(r.scheme), "seed": r.seed, "tokens (M)": round(r.tokens / 1e6, 2),
+                   "parameters": f"{r.parameters:,}", "held-out loss": round(r.loss, 4),
+                   "accuracy": round(r.accuracy, 4), "context effect (nats)": round(r.context_effect, 3),
+                   "left the plateau after step": r.plateau_step} for r in race], hide_index=True, width="stretch")
+    state.explain(
+        "Held-out loss in nats per masked token on 512 fixed validation sequences (15 % masks); context effect: how "
+        "much that loss rises when each sequence's unmasked words are shuffled. A filled diamond is the mean "
+        "difference over seeds with its 95 % Student t-interval; an open dot is one seed, with a 95 % bootstrap "
+        "interval over validation sequences, which says nothing about another seed. Conditions: one corpus, the "
+        "6 × 256 post-LN minis' recipe (batch 16, 40 % masks, peak rate 1e-3, bf16 on a CPU), 20 M tokens each; "
+        "within a seed every scheme saw the same initial generator state, batches, masks and order.")
+
+
+def plot_name(scheme: str) -> str:
+    return SCHEMES[scheme].title if scheme in SCHEMES else scheme
+
+
 def render() -> None:
     o = sidebar()
     url = dict(sys=o["kind"], sub=o["solver"], beta=f"{o['beta']:g}", np=o["n"], T=f"{o['horizon']:g}",
@@ -515,6 +550,7 @@ def render() -> None:
     network_url, picks = section_networks()
     url.update(network_url)
     section_trained_orders(picks)
+    section_race()
     caveats()
     state.sync_url(url)
 

@@ -18,8 +18,11 @@ from .particles import (
     one_frame,
     particles,
 )
+from .race import curves as race_curves
+from .race import differences as race_differences
 from .style import to_html
 
 __all__ = ["attribution_html", "cka", "compare", "convergence", "displacement", "displacement_heatmap", "kappa_curves",
            "layer_bars", "learning", "lines_over_depth", "logit_lens", "mixing_heatmap", "model_colors", "one_frame",
-           "overlay", "particles", "ratio_histogram", "slope_rows", "to_html", "toy_particles"]
+           "overlay", "particles", "race_curves", "race_differences", "ratio_histogram", "slope_rows", "to_html",
+           "toy_particles"]

@@ -39,6 +39,9 @@ class SchemeStyle(NamedTuple):
 SCHEME_STYLE = {
     "lie-trotter": SchemeStyle("#009E73", "diamond-open", "solid"),
     "strang": SchemeStyle("#CC79A7", "square-open", "solid"),
+    # Okabe–Ito's eight colours are spent (two kinds, black, five schemes): Paul Tol's muted wine, dark where
+    # Strang's reddish purple is light, for the control that is raced against Strang
+    "lie-trotter-halves": SchemeStyle("#882255", "hexagon-open", "longdash"),
     "unsplit": SchemeStyle("#56B4E9", "x-thin-open", "dot"),
     "lie-trotter-gf": SchemeStyle("#E69F00", "triangle-up-open", "dash"),
     "strang-fgf": SchemeStyle("#F0E442", "pentagon-open", "dashdot"),

@@ -180,6 +180,11 @@ weights).
 """ + "\n".join(rows) + "\n"
 
 
+def at_once_words(models: int, threads: int) -> str:
+    """How a lockstep run's models shared the threads when they stepped at once: 'on a thread each', '2 to a thread'."""
+    return "on a thread each" if models <= threads else f"{models // threads} to a thread"
+
+
 def render(info: dict, orders: dict | None = None) -> str:
     """Markdown model card from the run's facts (see pretrain.Run.facts for the keys) and, where measured,
     its splitting orders (macaron.orders' record)."""
@@ -191,7 +196,8 @@ def render(info: dict, orders: dict | None = None) -> str:
     together = [n for n in info.get("trained_with", []) if n != c["name"]]
     lockstep = (f"| trained in lockstep with | {', '.join(together)} (same batches, masks and token count) |\n"
                 if together else "")
-    at_once = ", the models' steps at once on a thread each" if info.get("at_once") else ""
+    at_once = (f", the models' steps at once {at_once_words(len(info.get('trained_with', [])), info['threads'])}"
+               if info.get("at_once") else "")
     storage = ("Weights are stored in float16 (loaded as float32).\n\n" if info.get("save_dtype") == "float16"
                else "")
     budget = info.get("budget_steps")

@@ -21,6 +21,9 @@ RECIPES = {
     "transformer": dict(scheme="transformer"),
     "macaron": dict(scheme="macaron"),
     "att-ffn-att": dict(scheme="att-ffn-att"),
+    "transformer-halves": dict(scheme="transformer-halves"),  # the race's control (issue 47)
+    "lie-trotter-gf": dict(scheme="lie-trotter-gf"),
+    "parallel": dict(scheme="unsplit"),  # attention and FFN on one state, their moves added (GPT-J, PaLM)
     "synthesizer-dense": dict(scheme="transformer", attention="dense"),
     "synthesizer-random": dict(scheme="transformer", attention="random"),
     "synthesizer-dense-dot": dict(scheme="transformer", attention="dense+dot"),

@@ -84,8 +84,10 @@ def describe(device: torch.device, dtype: torch.dtype, requested: str = "auto") 
 # other kinds SDPA is what was measured. benchmarks/bench_train.py times both kernels on the CPU it runs on (its
 # "other attention", 2026-11-27 on the AMX Xeon: SDPA at 0.71x and 0.76x in bf16, matmul at 0.92x and 1.01x in
 # float32). Longer sequences turn it round (the same 4,096 tokens a batch, masked): at 64 and 128 tokens matmul took
-# 17 and 24 ms against SDPA's 48 and 51, at 256 43 against 40, at 512 118 against 56.
-MATMUL_ATTENTION_KINDS = ("AMX",)
+# 17 and 24 ms against SDPA's 48 and 51, at 256 43 against 40, at 512 118 against 56. On a Zen 4 EPYC (AVX512_BF16,
+# 2 threads, idle, 2026-11-27) bench_train.py's steps with matmul attention ran 1.25x (mini) and 1.11x (6 x 512) as
+# fast as with SDPA in bf16 (issue 47).
+MATMUL_ATTENTION_KINDS = ("AMX", "AVX512_BF16")
 MATMUL_ATTENTION_MAX_LEN = 128
 
 
@@ -103,8 +105,9 @@ def attention(device: torch.device, dtype: torch.dtype, seq_len: int, flags: fro
 # bench_pair.py gave 1.08x and 1.12x in bf16, 1.06-1.12x and 1.05-1.07x in float32 (3 runs): two threads ran one
 # model's step only 1.8-1.9x as fast as one (docs/training-notes.md). On the AVX2-only EPYC (float32), where two
 # threads ran a step 2.0x as fast as one, one process per model on a thread each was the slower (3,380 against 3,700
-# tokens/s in all); the Zen 4 was not measured. They keep turns.
-AT_ONCE_KINDS = ("AMX",)
+# tokens/s in all): it keeps turns. On a Zen 4 EPYC (AVX512_BF16, idle, 2026-11-27) bench_pair.py's minis stepped
+# at once at 3,073 tokens/s each against 2,619 in turn (1.17x, issue 47).
+AT_ONCE_KINDS = ("AMX", "AVX512_BF16")
 
 
 def models_at_once(device: torch.device, flags: frozenset[str] | None = None) -> bool:

@@ -309,9 +309,11 @@ class Run:
         self.members = [Member(name, cfg, self.data.tok, a, dist, self.total_steps, self.dtype, self.attention)
                         for name, cfg in self.configs.items()]
         self.pool = self.at_once()
+        w = torch.get_num_threads()
+        self.shares = [self.members[i::w] for i in range(w)]  # each worker's models, when at once
         turns = ""
         if len(self.members) > 1 and dist.device.type == "cpu":
-            turns = ", the models at once on a thread each" if self.pool else \
+            turns = f", the models at once {cardlib.at_once_words(len(self.members), w)}" if self.pool else \
                 f", the models in turn on {torch.get_num_threads()} threads"
         log(dist, f"precision: {precision.describe(dist.device, self.dtype, a.precision)}; on "
                   f"{cardlib.hardware(dist.device)}: fused AdamW, {ATTENTION[self.attention]}, "
@@ -453,13 +455,15 @@ class Run:
         forward: autocast keeps one cache of bf16 weight copies for the whole process, and any thread leaving autocast
         empties it, so a weight used twice (shared layers, tied halves, FLOATER's position ODE) would be cast again
         whenever the other model's forward ended in between, and its gradient would change with the timing (float32
-        has no autocast, but keeps the one rule). Each model's step is then the same as on one thread alone."""
+        has no autocast, but keeps the one rule). Each model's step is then the same as on one thread alone. More models
+        than threads share the workers evenly, in turn on each (four models on two threads: two each), where the count
+        divides: three on two would leave one thread idle for a third of each step."""
         k, dist = len(self.members), self.dist
-        if (k < 2 or torch.get_num_threads() != k or dist.world > 1 or self.args.compile
+        if (k < 2 or k % torch.get_num_threads() or dist.world > 1 or self.args.compile
                 or any(m.config.dropout for m in self.members) or not precision.models_at_once(dist.device)
                 or any(reuses_weights(m.encoder) for m in self.members)):
             return None
-        return thread_per_model(k)
+        return thread_per_model(torch.get_num_threads())
 
     def train_step(self, step: int) -> int:
         micro, n_tokens = self.batch(step)
@@ -467,7 +471,7 @@ class Run:
             for m in self.members:
                 m.step(micro, self.args.clip)
         else:
-            list(self.pool.map(lambda m: m.step(micro, self.args.clip), self.members))
+            list(self.pool.map(lambda share: [m.step(micro, self.args.clip) for m in share], self.shares))
         return n_tokens
 
     # 6. the budget: a probe of real steps, then everything restored

@@ -4,6 +4,7 @@
     python -m macaron.train.publish ~/.cache/macaron/runs/mini --step 4000  (the milestone of that step)
 
     python -m macaron.train.publish ~/.cache/macaron/runs/mini --with-milestones   (a finished pair)
+    python -m macaron.train.publish RUN --race pretrained/race/seed-0 [--ship NAME]  (a race run: curves only)
 
 A milestone (`pretrain --keep-every`) is a complete model folder: float16 weights, config, tokenizer,
 metrics so far, training.json and a card that says how far the run is. Publishing replaces the
@@ -78,14 +79,44 @@ def publish(run_dir: Path, out: Path, step: int | None = None, with_milestones: 
     return written
 
 
+def publish_race(models: Path, out: Path, ship: tuple[str, ...] = (),
+                 shipped: Path = ROOT / "pretrained") -> list[Path]:
+    """A race run's finished models (`pretrain --out`): each one's curve and facts to out/<name> (no weights:
+    macaron.zoo reads these), and the models named in `ship` whole to shipped/<name>, as the explorer's models."""
+    folders = sorted(p.parent for p in Path(models).glob(f"*/{FACTS}"))
+    if not folders:
+        raise FileNotFoundError(f"{models}: no finished model folders (a race run writes them at its end)")
+    unknown = set(ship) - {f.name for f in folders}
+    if unknown:
+        raise FileNotFoundError(f"{models}: no model {sorted(unknown)} to ship")
+    written = []
+    for folder in folders:
+        (out / folder.name).mkdir(parents=True, exist_ok=True)
+        for name in (FACTS, "metrics.jsonl"):
+            shutil.copyfile(folder / name, out / folder.name / name)
+        written.append(out / folder.name)
+        if folder.name in ship:
+            _copy(folder, shipped / folder.name)
+            written.append(shipped / folder.name)
+    return written
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m macaron.train.publish", description=__doc__.split("\n\n")[0])
     p.add_argument("run_dir")
     p.add_argument("--out", default=str(ROOT / "pretrained"))
     p.add_argument("--step", type=int, default=None, help="the milestone of this step (default: the newest)")
     p.add_argument("--with-milestones", action="store_true", help="ship the plateau and rise milestones inside it")
+    p.add_argument("--race", metavar="DIR", default=None,
+                   help="a race run (issue 47): copy each finished model's curve and facts to DIR/<name>")
+    p.add_argument("--ship", default="", help="with --race: comma list of models also shipped whole to --out")
     args = p.parse_args(argv)
     try:
+        if args.race:
+            ship = tuple(n for n in args.ship.split(",") if n)
+            for folder in publish_race(Path(args.run_dir) / "models", Path(args.race), ship, Path(args.out)):
+                print(f"published {folder}")
+            return 0
         for folder in publish(Path(args.run_dir), Path(args.out), args.step, args.with_milestones):
             print(f"published {folder}: " + "; ".join(map(str, milestones_of(folder))))
     except FileNotFoundError as e:

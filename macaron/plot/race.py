@@ -1,0 +1,68 @@
+"""Figures of the race (macaron.zoo): held-out loss against tokens as a band over seeds per scheme, and the paired
+differences with their intervals. Runs and differences in, Plotly figures out; each scheme in its lab colour."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..zoo import RaceRun
+from .style import GUIDE_COLOR, base_layout, figure, scheme_name, scheme_style
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def curves(race: list[RaceRun], height: int = 440) -> object:
+    """Held-out loss against tokens seen: per scheme the mean over its seeds (a line) inside the band from the
+    lowest to the highest seed at each evaluation (shaded); a scheme of one seed is its one line."""
+    data, top = [], []
+    for scheme in dict.fromkeys(r.scheme for r in race):
+        mine = [r for r in race if r.scheme == scheme]
+        n = min(len(r.curve["loss"]) for r in mine)
+        tokens = np.mean([r.curve["tokens"][:n] for r in mine], axis=0) / 1e6
+        loss = np.array([r.curve["loss"][:n] for r in mine])
+        style, name = scheme_style(scheme), f"{scheme_name(scheme)}, {len(mine)} seed{'s' if len(mine) > 1 else ''}"
+        if len(mine) > 1:
+            data.append(dict(type="scatter", x=np.r_[tokens, tokens[::-1]], y=np.r_[loss.max(0), loss.min(0)[::-1]],
+                             fill="toself", fillcolor=_rgba(style.color, 0.18), line=dict(width=0), hoverinfo="skip",
+                             showlegend=False, legendgroup=scheme))
+        data.append(dict(type="scatter", mode="lines", x=tokens, y=loss.mean(0), name=name, legendgroup=scheme,
+                         line=dict(color=style.color, dash=style.dash, width=2.5),
+                         hovertemplate=f"{name}<br>%{{x:.1f}} M tokens<br>loss %{{y:.3f}} nats<extra></extra>"))
+        top.append(float(loss.mean(0)[min(n - 1, max(1, n // 8))]))
+    low = min(float(np.min(r.curve["loss"])) for r in race)
+    layout = base_layout(height, margin=dict(l=70, r=20, t=40, b=60),
+                         xaxis=dict(title="tokens seen (millions)", zeroline=False),
+                         yaxis=dict(title="held-out loss (nats per masked token)", range=[low - 0.05, max(top)]),
+                         legend=dict(orientation="h", yanchor="bottom", y=1.01, xanchor="left", x=0))
+    return figure(data, layout)
+
+
+def differences(diffs: list[dict], height: int = 320) -> object:
+    """One row a comparison a − b: each seed's difference (open dots, with its bootstrap interval over validation
+    sequences) and the mean over seeds (a filled diamond, with its 95 % t-interval over seeds); 0 is 'no difference'."""
+    data = []
+    labels = [f"{scheme_name(d['a']).split(' (')[0]} − {scheme_name(d['b']).split(' (')[0]}" for d in diffs]
+    for d, label in zip(diffs, labels):
+        color = scheme_style(d["a"]).color
+        seeds = d["per_seed"]
+        lo = [p["difference"] - p["bootstrap95"][0] if p["bootstrap95"] else 0 for p in seeds]
+        hi = [p["bootstrap95"][1] - p["difference"] if p["bootstrap95"] else 0 for p in seeds]
+        data.append(dict(type="scatter", mode="markers", x=[p["difference"] for p in seeds], y=[label] * len(seeds),
+                         marker=dict(symbol="circle-open", size=10, color=color, line=dict(width=2)),
+                         error_x=dict(type="data", symmetric=False, array=hi, arrayminus=lo, color=color, thickness=1),
+                         text=[f"seed {p['seed']}" for p in seeds], showlegend=False,
+                         hovertemplate="%{y}, %{text}: %{x:+.3f} nats<extra></extra>"))
+        t95 = d["t95"]
+        data.append(dict(type="scatter", mode="markers", x=[d["mean"]], y=[label], showlegend=False,
+                         marker=dict(symbol="diamond", size=14, color=color, line=dict(color="#222", width=1)),
+                         error_x=dict(type="data", symmetric=False, array=[t95[1] - d["mean"] if t95 else 0],
+                                      arrayminus=[d["mean"] - t95[0] if t95 else 0], color="#222", thickness=2.5,
+                                      width=8),
+                         hovertemplate=f"%{{y}}: mean %{{x:+.3f}} nats over {d['seeds']} seed(s)<extra></extra>"))
+    layout = base_layout(height, margin=dict(l=250, r=30, t=20, b=60), showlegend=False,
+                         xaxis=dict(title="difference in held-out loss, nats (> 0: the second is better)",
+                                    zeroline=True, zerolinecolor=GUIDE_COLOR, zerolinewidth=2),
+                         yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels))
+    return figure(data, layout)

@@ -1,0 +1,189 @@
+"""The race (issue 47): is the Macaron layer better *because* Strang's splitting is of higher order?
+
+In a stack of post-LN sub-layers, layer boundaries do not matter: six Strang layers are ½G (F ½G ½G)×5 F ½G, and
+six layers of the control, Lie–Trotter with G in halves, are (F ½G ½G)×6, the same sub-layers and parameters with
+one half-FFN moved from the first place to the last. Training Lie–Trotter (the Transformer), Strang (the Macaron) and
+the control on the same batches, seed by seed, separates the order from the split FFN.
+
+Each run's curve and card are stored in `pretrained/race/seed-<s>/<model>/` (metrics.jsonl, training.json with the
+held-out loss of every validation sequence); this module reads them, never typed-in figures:
+
+    python -m macaron zoo            the runs and the paired differences
+    python -m macaron zoo --json     {"runs": [...], "differences": [...]}
+
+A difference a − b is the held-out loss of scheme a minus that of b (nats per masked token; > 0: b is better),
+paired within a seed (the same initial draw of the generator, batches, masks and order), as a mean over seeds with
+a Student t-interval, and per seed with a bootstrap interval over validation sequences, which says nothing about
+seed-to-seed spread.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from .checkpoint import FACTS, PRETRAINED, CheckpointError, read_json, read_metrics
+from .schemes import SCHEMES, get_scheme
+
+RACE = PRETRAINED / "race"
+REFERENCE = "strang"
+CONTROL = "lie-trotter-halves"
+PLATEAU_NATS = 0.05  # below this context effect a model has not yet started to read word order (train.publish)
+
+
+@dataclass
+class RaceRun:
+    """One trained run of the race: what `zoo --json` prints, and the curve and per-sequence losses behind it."""
+
+    scheme: str                 # registry name (macaron.schemes)
+    seed: int
+    tokens: int
+    parameters: int
+    loss: float                 # held-out, nats per masked token, at the end
+    accuracy: float
+    context_effect: float       # nats lost when the context's word order is shuffled
+    plateau_step: int | None    # the last evaluation on the word-count plateau before the rise (None: never rose)
+    shared: bool
+    tied_halves: bool
+    name: str = ""
+    curve: dict = field(default_factory=dict, repr=False)          # {"tokens": [...], "loss": [...], ...} of evals
+    seq_loss: list = field(default_factory=list, repr=False)
+    seq_targets: list = field(default_factory=list, repr=False)
+
+    def summary(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if k not in ("name", "curve", "seq_loss", "seq_targets")}
+
+
+def plateau_step(evals: list[dict], final_effect: float) -> int | None:
+    """The last evaluation whose context effect is below PLATEAU_NATS before the first that reaches half the final
+    effect (the run's 'rise'); None when the run never rose. The shipped stages use the same rule."""
+    if final_effect <= PLATEAU_NATS:
+        return None
+    rise = next((r["step"] for r in evals if r["context_effect"] >= final_effect / 2), None)
+    before = [r["step"] for r in evals if r["context_effect"] < PLATEAU_NATS and rise is not None and r["step"] < rise]
+    return before[-1] if before else None
+
+
+def read_run(folder: Path) -> RaceRun:
+    """A run's stored card and curve (a model folder, with or without its weights)."""
+    facts = read_json(Path(folder) / FACTS)
+    try:
+        final, cfg = facts["final"], facts["config"]
+        evals = [r for r in read_metrics(Path(folder) / "metrics.jsonl")
+                 if r.get("type") == "eval" and "context_effect" in r]
+        curve = {k: [r[k] for r in evals] for k in ("step", "tokens", "loss", "accuracy", "context_effect")}
+        return RaceRun(get_scheme(cfg["scheme"]).name, int(facts["seed"]), int(facts["tokens"]),
+                       int(facts["parameters"]), float(final["loss"]), float(final["accuracy"]),
+                       float(final["context_effect"]), plateau_step(evals, final["context_effect"]),
+                       bool(cfg.get("shared", False)), bool(cfg.get("tied_halves", False)),
+                       cfg.get("name", Path(folder).name), curve,
+                       list(final.get("seq_loss", [])), list(final.get("seq_targets", [])))
+    except (KeyError, TypeError, ValueError) as e:
+        raise CheckpointError(f"{Path(folder) / FACTS}: not a finished run's facts ({type(e).__name__}: {e})") from None
+
+
+def runs(root: Path = RACE) -> list[RaceRun]:
+    """Every stored run under root/seed-<s>/<model>/, by scheme (registry order), then seed."""
+    found = [read_run(f.parent) for f in Path(root).glob("seed-*/*/" + FACTS)]
+    order = list(SCHEMES)
+    return sorted(found, key=lambda r: (order.index(r.scheme) if r.scheme in order else len(order), r.seed))
+
+
+def bootstrap(a: RaceRun, b: RaceRun, n: int = 10_000, seed: int = 0) -> list[float]:
+    """95 % percentile interval of loss(a) − loss(b) over validation sequences resampled alike for both."""
+    la, lb, t = (np.asarray(x, dtype=float) for x in (a.seq_loss, b.seq_loss, a.seq_targets))
+    if not la.size or not np.array_equal(t, np.asarray(b.seq_targets)):
+        return []
+    idx = np.random.default_rng(seed).integers(0, len(la), size=(n, len(la)))
+    diffs = (la[idx].sum(1) - lb[idx].sum(1)) / t[idx].sum(1)
+    return [float(x) for x in np.percentile(diffs, [2.5, 97.5])]
+
+
+def difference(race: list[RaceRun], a: str, b: str) -> dict | None:
+    """loss(a) − loss(b) paired by seed: the mean over seeds with its 95 % t-interval (two seeds or more), and each
+    seed's own difference with its bootstrap interval. None when no seed ran both."""
+    by = {(r.scheme, r.seed): r for r in race}
+    seeds = sorted(s for (name, s) in by if name == a and (b, s) in by)
+    if not seeds:
+        return None
+    per_seed = [{"seed": s, "difference": by[a, s].loss - by[b, s].loss, "bootstrap95": bootstrap(by[a, s], by[b, s])}
+                for s in seeds]
+    d = np.array([p["difference"] for p in per_seed])
+    half = float(stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))) if len(d) > 1 else None
+    return {"a": a, "b": b, "seeds": len(d), "mean": float(d.mean()),
+            "t95": [float(d.mean()) - half, float(d.mean()) + half] if half is not None else None,
+            "per_seed": per_seed}
+
+
+def comparisons(race: list[RaceRun]) -> list[tuple[str, str]]:
+    """The race's questions: Lie–Trotter − Strang (the seed paper's claim), control − Strang (the order alone),
+    Lie–Trotter − control (the split FFN alone), then every other scheme − Strang."""
+    first = [("lie-trotter", REFERENCE), (CONTROL, REFERENCE), ("lie-trotter", CONTROL)]
+    present = list(dict.fromkeys(r.scheme for r in race))
+    return first + [(s, REFERENCE) for s in present if s not in ("lie-trotter", CONTROL, REFERENCE)]
+
+
+def differences(race: list[RaceRun]) -> list[dict]:
+    return [d for a, b in comparisons(race) if (d := difference(race, a, b))]
+
+
+def spread(race: list[RaceRun]) -> dict[str, dict]:
+    """Each scheme's held-out loss over seeds: mean, standard deviation (two seeds or more) and count."""
+    out = {}
+    for s in dict.fromkeys(r.scheme for r in race):
+        losses = np.array([r.loss for r in race if r.scheme == s])
+        out[s] = {"mean": float(losses.mean()), "sd": float(losses.std(ddof=1)) if len(losses) > 1 else None,
+                  "seeds": len(losses)}
+    return out
+
+
+def _interval(x: list[float] | None) -> str:
+    return f"[{x[0]:+.3f}, {x[1]:+.3f}]" if x else "–"
+
+
+def report(race: list[RaceRun]) -> str:
+    """The race as text: one line a run, each scheme's spread, then the paired differences."""
+    if not race:
+        return f"no race runs stored in {RACE} (docs/training-notes.md, 'The race', says how to train them)"
+    lines = [f"{'scheme':<20} {'seed':>4} {'tokens':>11} {'parameters':>11} {'loss':>7} {'accuracy':>8} "
+             f"{'context':>8} {'plateau':>8}"]
+    for r in race:
+        plateau = "–" if r.plateau_step is None else f"{r.plateau_step:,}"
+        lines.append(f"{r.scheme:<20} {r.seed:>4} {r.tokens:>11,} {r.parameters:>11,} {r.loss:>7.4f} "
+                     f"{r.accuracy:>8.4f} {r.context_effect:>+8.3f} {plateau:>8}")
+    lines += ["", "held-out loss over seeds (nats): " + "; ".join(
+        f"{s} {v['mean']:.4f}" + (f" ± {v['sd']:.4f} sd" if v["sd"] is not None else "") + f" ({v['seeds']})"
+        for s, v in spread(race).items())]
+    lines += ["", "paired differences, loss(a) − loss(b), nats (> 0: b is better)"]
+    for d in differences(race):
+        seeds = ", ".join(f"seed {p['seed']} {p['difference']:+.4f} {_interval(p['bootstrap95'])}"
+                          for p in d["per_seed"])
+        lines.append(f"{d['a']} − {d['b']}: mean {d['mean']:+.4f}, 95 % t-interval {_interval(d['t95'])} over "
+                     f"{d['seeds']} seed(s); {seeds}")
+    return "\n".join(lines)
+
+
+def as_json(race: list[RaceRun]) -> str:
+    return json.dumps({"runs": [r.summary() for r in race], "differences": differences(race)}, indent=1)
+
+
+
+def verdict(d: dict) -> str:
+    """One sentence on a paired difference, no stronger than its interval over seeds allows."""
+    a, b = (get_scheme(x).short for x in (d["a"], d["b"]))
+    if d["t95"] is None:
+        p = d["per_seed"][0]
+        return (f"{a} − {b}: {d['mean']:+.3f} nats on one seed (bootstrap over validation sequences "
+                f"{_interval(p['bootstrap95'])}); that interval says nothing about another draw of the weights and "
+                f"batches, so this is not yet a difference between the schemes.")
+    lo, hi = d["t95"]
+    if lo <= 0 <= hi:
+        return (f"{a} − {b}: no difference found; the mean over {d['seeds']} seeds is {d['mean']:+.3f} nats and its "
+                f"95 % interval {_interval(d['t95'])} includes 0.")
+    better = b if d["mean"] > 0 else a
+    return (f"{a} − {b}: {d['mean']:+.3f} nats over {d['seeds']} seeds, 95 % interval {_interval(d['t95'])}: "
+            f"{better} is the better here.")

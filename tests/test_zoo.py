@@ -1,0 +1,105 @@
+"""The race's command (`python -m macaron zoo`): every figure it prints is recomputed here from the stored fixture's
+numbers with independent code (Student's t from its table, the bootstrap of macaron.train.evaluate)."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from macaron.__main__ import main
+from macaron.schemes import get_scheme
+from macaron.train.evaluate import Scores, bootstrap_difference
+
+T975 = {1: 12.7062, 2: 4.3027, 3: 3.1824}  # Student's t, 97.5 % quantile, by degrees of freedom (a printed table)
+SCHEME_OF = {"transformer-mini": "transformer", "macaron-mini": "macaron", "transformer-halves-mini":
+             "transformer-halves", "parallel-mini": "unsplit"}
+
+
+def write_run(root, seed, name, seq_loss, targets, effects, parameters=5_000_000):
+    """A race run as pretrain writes it: training.json (final figures with per-sequence losses) and metrics.jsonl."""
+    folder = root / f"seed-{seed}" / name
+    folder.mkdir(parents=True)
+    loss = float(np.sum(seq_loss) / np.sum(targets))
+    final = {"loss": loss, "accuracy": 0.4 + seed / 100, "context_effect": effects[-1],
+             "seq_loss": [float(x) for x in seq_loss], "seq_targets": [int(x) for x in targets]}
+    facts = {"config": {"scheme": SCHEME_OF[name], "name": name, "shared": False, "tied_halves": False},
+             "seed": seed, "tokens": 20_000_000 + seed, "parameters": parameters, "final": final}
+    (folder / "training.json").write_text(json.dumps(facts))
+    rows = [{"type": "eval", "step": 250 * i, "tokens": 500_000 * i, "loss": 7 - i / 4, "accuracy": 0.1,
+             "context_effect": e} for i, e in enumerate(effects)]
+    rows.insert(1, {"type": "train", "step": 10, "tokens": 20_000, "loss": 9.0})
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"type": "ev')  # half a line
+    return loss
+
+
+@pytest.fixture
+def race(tmp_path):
+    rng = np.random.default_rng(7)
+    targets = rng.integers(10, 30, size=40)
+    losses = {}
+    for seed in (0, 1, 2):
+        base = rng.uniform(2.0, 3.0, size=40) * targets
+        for name, shift, effects in (("macaron-mini", 0.0, [0, 0.01, 0.02, 1.5, 2.6]),
+                                     ("transformer-mini", 0.10 + 0.02 * seed, [0, 0.01, 0.03, 0.2, 1.4, 2.4]),
+                                     ("transformer-halves-mini", 0.03 * seed, [0, 0.04, 1.9, 2.5])):
+            seq = base + shift * targets + rng.normal(0, 0.5, size=40)
+            loss = write_run(tmp_path, seed, name, seq, targets, effects)
+            losses[get_scheme(SCHEME_OF[name]).name, seed] = (loss, seq)
+    seq = base + 0.2 * targets
+    losses["unsplit", 2] = (write_run(tmp_path, 2, "parallel-mini", seq, targets, [0, 2.2]), seq)
+    return tmp_path, losses, targets
+
+
+def test_zoo_json_lists_each_run_from_its_stored_files(race, capsys):
+    root, losses, _ = race
+    assert main(["zoo", "--json", "--root", str(root)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    runs = {(r["scheme"], r["seed"]): r for r in out["runs"]}
+    assert set(runs) == {("lie-trotter", s) for s in range(3)} | {("strang", s) for s in range(3)} | \
+        {("lie-trotter-halves", s) for s in range(3)} | {("unsplit", 2)}
+    keys = {"scheme", "seed", "tokens", "parameters", "loss", "accuracy", "context_effect", "plateau_step", "shared",
+            "tied_halves"}
+    for (scheme, seed), r in runs.items():
+        assert set(r) == keys
+        assert r["loss"] == pytest.approx(losses[scheme, seed][0]) and r["tokens"] == 20_000_000 + seed
+    # the last evaluation below 0.05 nats before the first at half the final effect
+    assert runs["strang", 0]["plateau_step"] == 500 and runs["lie-trotter", 1]["plateau_step"] == 500
+    assert runs["lie-trotter-halves", 0]["plateau_step"] == 250 and runs["unsplit", 2]["plateau_step"] == 0
+
+
+def test_zoo_differences_are_paired_by_seed_with_t_and_bootstrap_intervals(race, capsys):
+    root, losses, targets = race
+    assert main(["zoo", "--json", "--root", str(root)]) == 0
+    out = {(d["a"], d["b"]): d for d in json.loads(capsys.readouterr().out)["differences"]}
+    assert list(out) == [("lie-trotter", "strang"), ("lie-trotter-halves", "strang"),
+                         ("lie-trotter", "lie-trotter-halves"), ("unsplit", "strang")]
+    for (a, b), d in out.items():
+        seeds = [s for s in range(3) if (a, s) in losses and (b, s) in losses]
+        diffs = [losses[a, s][0] - losses[b, s][0] for s in seeds]
+        mean = sum(diffs) / len(diffs)
+        assert d["seeds"] == len(seeds) and d["mean"] == pytest.approx(mean)
+        if len(diffs) > 1:
+            sd = math.sqrt(sum((x - mean) ** 2 for x in diffs) / (len(diffs) - 1))
+            half = T975[len(diffs) - 1] * sd / math.sqrt(len(diffs))
+            assert d["t95"] == pytest.approx([mean - half, mean + half], abs=1e-4)
+        else:
+            assert d["t95"] is None
+        for p, s in zip(d["per_seed"], seeds):
+            ref = bootstrap_difference(*(Scores(0, 0, 0, 0, list(losses[x, s][1]), list(targets)) for x in (a, b)))
+            assert p["difference"] == pytest.approx(ref["difference"])
+            assert p["bootstrap95"] == pytest.approx(ref["ci95"])
+    assert out["lie-trotter", "strang"]["t95"][0] > 0  # the fixture's Transformer is worse by 0.10–0.14 nats
+
+
+def test_zoo_text_names_every_run_and_difference_and_says_when_there_is_none(race, tmp_path, capsys):
+    root, _, _ = race
+    assert main(["zoo", "--root", str(root)]) == 0
+    text = capsys.readouterr().out
+    assert text.count("\nstrang ") == 3 and "lie-trotter − strang: mean +" in text and "unsplit − strang" in text
+    assert main(["zoo", "--root", str(tmp_path / "empty")]) == 0
+    assert "no race runs stored" in capsys.readouterr().out
+    (root / "seed-0" / "macaron-mini" / "training.json").write_text('{"config": {}}')
+    assert main(["zoo", "--root", str(root)]) == 2
+    assert "not a finished run's facts" in capsys.readouterr().err
