@@ -67,8 +67,9 @@ def default_pair(names: list[str], folders: dict | None = None) -> tuple[str | N
     folders: `folders`, else pretrained/); else whatever there is. default_pair(available())."""
     later = {n for n in names if in_training((folders or {}).get(n, PRETRAINED / n))}
 
-    def pick(word, size="", finished=False, avoid=None):
-        return next((n for n in names if word in n.lower() and size in n.lower() and n != avoid
+    def pick(word, size="", finished=False, avoid=None):  # "transformer-mini" before "transformer-halves-mini"
+        exact_first = sorted(names, key=lambda n: n.lower().rpartition("-")[0] != word)
+        return next((n for n in exact_first if word in n.lower() and size in n.lower() and n != avoid
                      and not (finished and n in later)), None)
 
     for finished in (True, False):

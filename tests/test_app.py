@@ -47,6 +47,9 @@ def test_default_pair_prefers_small_transformer_and_macaron(tmp_path):
     names = ["bert-x", "macaron-mini", "transformer-mini", "macaron-small", "transformer-small"]
     assert state.default_pair(names, {n: tmp_path / n for n in names}) == ("transformer-small", "macaron-small")
     assert state.default_pair(["macaron-mini", "transformer-mini"]) == ("transformer-mini", "macaron-mini")
+    # the race's control is a Transformer's sub-layers too, but not the Transformer (sorted, it comes first)
+    assert state.default_pair(["macaron-mini", "transformer-halves-mini", "transformer-mini"]) == \
+        ("transformer-mini", "macaron-mini")
     assert state.default_pair(["only"]) == ("only", "only")
     assert state.default_pair([]) == (None, None)
 

@@ -103,3 +103,35 @@ def test_zoo_text_names_every_run_and_difference_and_says_when_there_is_none(rac
     (root / "seed-0" / "macaron-mini" / "training.json").write_text('{"config": {}}')
     assert main(["zoo", "--root", str(root)]) == 2
     assert "not a finished run's facts" in capsys.readouterr().err
+
+
+def test_race_figures_draw_each_scheme_as_a_seed_band_and_each_difference_against_zero(race):
+    """Valid Plotly (validation on); per scheme of several seeds a band from the lowest to the highest seed and the
+    mean line, in the scheme's lab colour; the differences' axis holds 0 and every interval."""
+    import plotly.graph_objects as go
+
+    from macaron import plot, zoo
+    from macaron.plot import style
+    from test_plot import decoded
+
+    runs = zoo.runs(race[0])
+    drawn = plot.race_curves(runs)
+    curves = go.Figure(drawn.to_dict())  # raises on an invalid property
+    lines = {d["name"]: d for d in drawn.to_plotly_json()["data"] if d.get("mode") == "lines"}
+    assert set(lines) == {f"{style.scheme_name(s)}, {n} seed{'s' if n > 1 else ''}" for s, n in
+                          (("lie-trotter", 3), ("strang", 3), ("lie-trotter-halves", 3), ("unsplit", 1))}
+    strang = [r for r in runs if r.scheme == "strang"]
+    mean = np.mean([r.curve["loss"] for r in strang], axis=0)
+    line = lines[f"{style.scheme_name('strang')}, 3 seeds"]
+    np.testing.assert_allclose(decoded(line["y"]), mean)
+    assert line["line"]["color"] == style.scheme_style("strang").color
+    bands = [d for d in curves.data if d.fill == "toself"]
+    assert len(bands) == 3  # the parallel block has one seed: no band
+    assert curves.layout.xaxis.title.text == "tokens seen (millions)"
+    diffs = zoo.differences(runs)
+    fig = go.Figure(plot.race_differences(diffs).to_dict())
+    lo, hi = fig.layout.xaxis.range
+    assert lo < 0 < hi and all(lo <= x <= hi for d in diffs for x in d["t95"] or [d["mean"]])
+    assert [d.y[0] for d in fig.data[1::2]] == [
+        "Lie–Trotter − Strang–Marchuk", "Lie–Trotter, G halved − Strang–Marchuk", "Lie–Trotter − Lie–Trotter, G halved",
+        "unsplit Euler − Strang–Marchuk"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..zoo import RaceRun
-from .style import GUIDE_COLOR, base_layout, figure, scheme_name, scheme_style
+from .style import GUIDE_COLOR, base_layout, figure, padded_range, scheme_name, scheme_style
 
 
 def _rgba(hex_color: str, alpha: float) -> str:
@@ -33,8 +33,9 @@ def curves(race: list[RaceRun], height: int = 440) -> object:
         top.append(float(loss.mean(0)[min(n - 1, max(1, n // 8))]))
     low = min(float(np.min(r.curve["loss"])) for r in race)
     layout = base_layout(height, margin=dict(l=70, r=20, t=40, b=60),
-                         xaxis=dict(title="tokens seen (millions)", zeroline=False),
-                         yaxis=dict(title="held-out loss (nats per masked token)", range=[low - 0.05, max(top)]),
+                         xaxis=dict(title=dict(text="tokens seen (millions)"), zeroline=False),
+                         yaxis=dict(title=dict(text="held-out loss (nats per masked token)"),
+                                    range=[low - 0.05, max(top)]),
                          legend=dict(orientation="h", yanchor="bottom", y=1.01, xanchor="left", x=0))
     return figure(data, layout)
 
@@ -61,8 +62,11 @@ def differences(diffs: list[dict], height: int = 320) -> object:
                                       arrayminus=[d["mean"] - t95[0] if t95 else 0], color="#222", thickness=2.5,
                                       width=8),
                          hovertemplate=f"%{{y}}: mean %{{x:+.3f}} nats over {d['seeds']} seed(s)<extra></extra>"))
+    ends = [0.0] + [x for d in diffs for x in (d["t95"] or [])] + \
+        [x for d in diffs for p in d["per_seed"] for x in (p["bootstrap95"] or [p["difference"]])]
     layout = base_layout(height, margin=dict(l=250, r=30, t=20, b=60), showlegend=False,
-                         xaxis=dict(title="difference in held-out loss, nats (> 0: the second is better)",
-                                    zeroline=True, zerolinecolor=GUIDE_COLOR, zerolinewidth=2),
+                         xaxis=dict(title=dict(text="difference in held-out loss, nats (> 0: the second is better)"),
+                                    range=padded_range(ends), zeroline=True, zerolinecolor=GUIDE_COLOR,
+                                    zerolinewidth=2),
                          yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels))
     return figure(data, layout)
