@@ -54,10 +54,13 @@ MINI_RUN := $(CACHE)/runs/mini
 RECIPE   := --norm post --data $(CACHE)/packed --batch 16 --lr 1e-3 --warmup 200 --mask-rate 0.4 --tokens 40e6 \
             --eval-every 250 --keep-every 250 --save-dtype float16 --threads 2
 MINI     := --models transformer-mini,macaron-mini $(RECIPE) --run-dir $(MINI_RUN) --out $(MINI_RUN)/models
-# --resume where the run's checkpoint is; else --warm-start from the published weights; else a new run.
+# --resume where the run's checkpoint is; else a new run from the random start (the shipped weights are at the end of
+# their budget: continuing them would train nothing); --warm-start from published weights only when asked, WARM=DIR:
+# make train-variants WARM=pretrained continues from the weights published in pretrained/ at their recorded step.
 # A run that fell short goes on in a second phase: make train-small PHASE="--new-phase --tokens 36e6 --lr 2.5e-4"
+WARM ?=
 continue = $(if $(wildcard $(1)/checkpoint/state.json $(1)/checkpoint.old/state.json),--resume,$(if \
-           $(wildcard pretrained/$(2)/training.json),--warm-start pretrained,))
+           $(WARM),--warm-start $(WARM),))
 
 data: $(CACHE)/packed/manifest.json
 
@@ -68,11 +71,13 @@ $(CACHE)/packed/manifest.json: | setup
 	  --out $(CACHE)/packed
 
 train-mini: setup data
-	$(BIN)/python -m macaron.train.pretrain $(MINI) --detach $(call continue,$(MINI_RUN),transformer-mini) $(PHASE)
+	$(BIN)/python -m macaron.train.pretrain $(MINI) --detach $(call continue,$(MINI_RUN)) $(PHASE)
 
-# The run's newest milestone into pretrained/ (then commit it)
+# The run's newest milestone into pretrained/, with its stages (milestones/plateau and rise: the recipe keeps a
+# milestone at every evaluation), then commit it. Publishing replaces pretrained/<name>; a stage that was not kept
+# (a run warm-started past its plateau) stops it before anything is replaced.
 publish-mini: setup
-	$(BIN)/python -m macaron.train.publish $(MINI_RUN)
+	$(BIN)/python -m macaron.train.publish $(MINI_RUN) --with-milestones
 
 # The Random Synthesizer and the FLOATER mini: the minis' recipe, seed and stream of batches, so both compare
 # with transformer-mini at equal tokens (docs/training-notes.md says why the Random Synthesizer).
@@ -81,8 +86,9 @@ VARIANTS     := --models synthesizer-random-mini,floater-mini $(RECIPE) --run-di
                 --out $(VARIANTS_RUN)/models
 
 train-variants: setup data
-	$(BIN)/python -m macaron.train.pretrain $(VARIANTS) --detach $(call continue,$(VARIANTS_RUN),synthesizer-random-mini) $(PHASE)
+	$(BIN)/python -m macaron.train.pretrain $(VARIANTS) --detach $(call continue,$(VARIANTS_RUN)) $(PHASE)
 
+# Final weights only, as shipped (no stages). Publishing replaces their folders in pretrained/.
 publish-variants: setup
 	$(BIN)/python -m macaron.train.publish $(VARIANTS_RUN)
 
@@ -94,8 +100,10 @@ SMALL     := --models transformer-small,macaron-small --norm post --data $(CACHE
              --threads 2 --run-dir $(SMALL_RUN) --out $(SMALL_RUN)/models
 
 train-small: setup data
-	$(BIN)/python -m macaron.train.pretrain $(SMALL) --detach $(call continue,$(SMALL_RUN),transformer-small) $(PHASE)
+	$(BIN)/python -m macaron.train.pretrain $(SMALL) --detach $(call continue,$(SMALL_RUN)) $(PHASE)
 
+# Final weights only: the stages fall on evaluations (every 500 steps) and this recipe keeps a milestone every 2,000,
+# so it cannot ship them (the shipped pair has none). Publishing replaces pretrained/transformer-small and macaron-small.
 publish-small: setup
 	$(BIN)/python -m macaron.train.publish $(SMALL_RUN)
 
@@ -103,7 +111,7 @@ publish-small: setup
 # without gain (every state on one sphere), Macaron's halves tied; the minis' recipe and stream, plus a penalty
 # on the moves (λ × mean ‖Δx‖²/‖x‖²) that keeps each step small as the operators learn: λ = 20 to step 8,000,
 # 40 to 10,500, 80 to 15,500, 160 after (the stop rule, three times: macaron-ode's masked guess kept under 95 %
-# at n = 2). From the random start (move pretrained/*-ode aside first, or the run warm-starts from them): make
+# at n = 2). From the random start (where the run folder holds no checkpoint and WARM is not given): make
 # train-ode PHASE="--move-penalty 20 --stop-after 8000", wait until it stops (its log says so), then the same with
 # "--move-penalty 40 --stop-after 10500" and "--move-penalty 80 --stop-after 15500", then make train-ode.
 ODE_RUN := $(CACHE)/runs/ode
@@ -111,7 +119,7 @@ ODE     := --models transformer-ode,macaron-ode $(subst --keep-every 250,--keep-
            --move-penalty 160 --run-dir $(ODE_RUN) --out $(ODE_RUN)/models
 
 train-ode: setup data
-	$(BIN)/python -m macaron.train.pretrain $(ODE) --detach $(call continue,$(ODE_RUN),transformer-ode) $(PHASE)
+	$(BIN)/python -m macaron.train.pretrain $(ODE) --detach $(call continue,$(ODE_RUN)) $(PHASE)
 
 # publishing replaces the folders, so the orders the lab and the cards show are measured again on the published
 # weights (16 sentences, 4 run to T: about 10 minutes on 2 threads)

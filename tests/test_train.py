@@ -1219,3 +1219,20 @@ def test_a_resumed_run_may_raise_the_move_penalty_and_its_card_says_from_when(ti
     facts = json.loads((out / "training.json").read_text())
     assert facts["penalties"] == [[0, 3.0], [2, 6.0], [5, 9.0]] and facts["move_penalty"] == 9.0
     assert "added to the loss, λ = 3, 6 from step 2, 9 from step 5." in (out / "README.md").read_text()
+
+
+def test_publishing_with_stages_that_were_not_kept_replaces_nothing(tiny, tmp_path, monkeypatch):
+    """`make publish-mini` replaces the shipped folders: a stage whose milestone the run did not keep (a run
+    warm-started past its plateau) stops it before any shipped folder is touched."""
+    from macaron.train import publish
+
+    code, run_dir, _ = run(tiny, tmp_path, "--steps", "8", "--eval-every", "4", "--keep-every", "4")
+    assert code == 0
+    shipped = tmp_path / "shipped" / "tiny"
+    (shipped / "milestones" / "plateau").mkdir(parents=True)
+    (shipped / "milestones" / "plateau" / "kept.txt").write_text("the shipped stage")
+    monkeypatch.setattr(publish, "stages_of_learning", lambda m: {"plateau": 2, "rise": 4})  # step 2 was not kept
+    with pytest.raises(FileNotFoundError, match="plateau milestone was not kept"):
+        publish.publish(run_dir.parent, shipped.parent, with_milestones=True)
+    assert (shipped / "milestones" / "plateau" / "kept.txt").read_text() == "the shipped stage"
+    assert not (shipped / "config.json").exists()

@@ -55,28 +55,31 @@ def _copy(source: Path, target: Path):
 
 
 def publish(run_dir: Path, out: Path, step: int | None = None, with_milestones: bool = False) -> list[Path]:
-    """Copy the chosen milestone of every model of the run to out/<name>; returns the folders written."""
+    """Copy the chosen milestone of every model of the run to out/<name>; returns the folders written. Everything
+    is found first: a missing milestone or stage leaves every shipped folder as it was."""
     run_dir, out = Path(run_dir), Path(out)
     names = sorted(p.parent.name for p in run_dir.glob("*/milestones"))
     if not names:
         raise FileNotFoundError(f"{run_dir}: no milestones (train with --keep-every)")
-    written = []
+    plan = {}  # name -> (milestone, {stage label: its milestone})
     for name in names:
         kept = milestones(run_dir, name)
         chosen = kept[-1] if step is None else next((k for k in kept if k.name == f"step-{step:06d}"), None)
         if chosen is None:
             raise FileNotFoundError(f"{run_dir / name / 'milestones'}: no milestone of step {step}")
+        stages = {label: run_dir / name / "milestones" / f"step-{at:06d}"
+                  for label, at in (stages_of_learning(chosen).items() if with_milestones else ())}
+        for label, kept_at in stages.items():
+            if not (kept_at / FACTS).is_file():
+                raise FileNotFoundError(f"{kept_at}: the {label} milestone was not kept (train with --keep-every "
+                                        f"equal to --eval-every)")
+        plan[name] = chosen, stages
+    for name, (chosen, stages) in plan.items():
         _copy(chosen, out / name)
-        if with_milestones:
-            for label, at in stages_of_learning(chosen).items():
-                kept = run_dir / name / "milestones" / f"step-{at:06d}"
-                if not (kept / FACTS).is_file():
-                    raise FileNotFoundError(f"{kept}: the {label} milestone was not kept (train with --keep-every "
-                                            f"equal to --eval-every)")
-                (out / name / "milestones").mkdir(exist_ok=True)
-                _copy(kept, out / name / "milestones" / label)
-        written.append(out / name)
-    return written
+        for label, kept_at in stages.items():
+            (out / name / "milestones").mkdir(exist_ok=True)
+            _copy(kept_at, out / name / "milestones" / label)
+    return [out / name for name in names]
 
 
 def publish_race(models: Path, out: Path, ship: tuple[str, ...] = (),
