@@ -112,6 +112,13 @@ def substep_times(substeps: tuple[Sub, ...]) -> list[float]:
     return times
 
 
+def order_of(substeps: tuple[Sub, ...]) -> tuple[str, ...]:
+    """The order in which the operators act, repeats in a row merged: the control's F, ½G, ½G acts as F, G
+    (Lie–Trotter's order), though a network's two half-FFNs are two sub-layers."""
+    kinds = [s.kind for s in substeps]
+    return tuple(k for i, k in enumerate(kinds) if i == 0 or kinds[i - 1] != k)
+
+
 def n_convection(substeps: tuple[Sub, ...]) -> int:
     """Sub-steps that run an FFN: they share the layer's FFN budget."""
     return sum(s.kind in (CONVECTION, FULL) for s in substeps)

@@ -332,3 +332,16 @@ def test_a_long_run_gets_a_readable_depth_axis(synthetic):
         agg = D.aggregate([D.measure(synthetic("transformer", n_layers=layers), normalised=False)], "m")
         ticks = P.over_depth([agg], "clusters").layout.xaxis.tickvals
         assert list(ticks) == list(range(0, layers + 1, every))
+
+
+def test_the_experiments_change_the_order_once_per_order_of_the_operators():
+    """Each registered order is one experiment; the race's control (F, ½G, ½G) acts in Lie–Trotter's order, so it
+    adds none (its two half-FFNs are two sub-layers only in a network trained so)."""
+    from macaron.schemes import SCHEMES, order_of
+
+    assert order_of(SCHEMES["lie-trotter-halves"].substeps) == order_of(SCHEMES["lie-trotter"].substeps)
+    assert order_of(SCHEMES["strang"].substeps) == ("convection", "diffusion", "convection")
+    for model in (tiny("transformer", dropout=0.0), tiny("macaron", dropout=0.0)):
+        names = [e.name for e in D.standard_experiments(model) if e.kind == "order" and "·" not in e.name]
+        assert "as Strang–Marchuk: ½G, F, ½G" in names or model.config.scheme == "macaron"
+        assert not any("G in halves" in n for n in names), names
