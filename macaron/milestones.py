@@ -30,6 +30,19 @@ from .checkpoint import (
 from .model import build
 
 RANDOM_START = "random start"
+PLATEAU_NATS = 0.05  # below this context effect a model has not yet started to read word order
+
+
+def stages(evals: list[dict], final_effect: float) -> dict[str, int]:
+    """{'plateau': step, 'rise': step} on a curve of evaluations (a label is left out when the curve has no such
+    evaluation): the rise is the first with at least half the final context effect, the plateau the last with one
+    below PLATEAU_NATS before it. `macaron.train.publish` ships these two; the race (macaron.zoo) reports the
+    plateau's step."""
+    rise = next((r["step"] for r in evals if r["context_effect"] >= final_effect / 2), None) \
+        if final_effect > PLATEAU_NATS else None
+    before = [r["step"] for r in evals if r["context_effect"] < PLATEAU_NATS and (rise is None or r["step"] < rise)]
+    out = {"plateau": before[-1]} if before and rise is not None else {}
+    return {**out, "rise": rise} if rise is not None else out
 
 
 @dataclass(frozen=True)

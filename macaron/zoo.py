@@ -27,12 +27,13 @@ import numpy as np
 from scipy import stats
 
 from .checkpoint import FACTS, PRETRAINED, CheckpointError, read_json, read_metrics
+from .milestones import stages
 from .schemes import SCHEMES, get_scheme
+from .train.evaluate import Scores, bootstrap_difference
 
 RACE = PRETRAINED / "race"
 REFERENCE = "strang"
 CONTROL = "lie-trotter-halves"
-PLATEAU_NATS = 0.05  # below this context effect a model has not yet started to read word order (train.publish)
 
 
 @dataclass
@@ -46,7 +47,7 @@ class RaceRun:
     loss: float                 # held-out, nats per masked token, at the end
     accuracy: float
     context_effect: float       # nats lost when the context's word order is shuffled
-    plateau_step: int | None    # the last evaluation on the word-count plateau before the rise (None: never rose)
+    plateau_step: int | None    # the last evaluation on the word-count plateau before the rise (milestones.stages)
     shared: bool
     tied_halves: bool
     name: str = ""
@@ -56,16 +57,6 @@ class RaceRun:
 
     def summary(self) -> dict:
         return {k: v for k, v in asdict(self).items() if k not in ("name", "curve", "seq_loss", "seq_targets")}
-
-
-def plateau_step(evals: list[dict], final_effect: float) -> int | None:
-    """The last evaluation whose context effect is below PLATEAU_NATS before the first that reaches half the final
-    effect (the run's 'rise'); None when the run never rose. The shipped stages use the same rule."""
-    if final_effect <= PLATEAU_NATS:
-        return None
-    rise = next((r["step"] for r in evals if r["context_effect"] >= final_effect / 2), None)
-    before = [r["step"] for r in evals if r["context_effect"] < PLATEAU_NATS and rise is not None and r["step"] < rise]
-    return before[-1] if before else None
 
 
 def read_run(folder: Path) -> RaceRun:
@@ -78,7 +69,7 @@ def read_run(folder: Path) -> RaceRun:
         curve = {k: [r[k] for r in evals] for k in ("step", "tokens", "loss", "accuracy", "context_effect")}
         return RaceRun(get_scheme(cfg["scheme"]).name, int(facts["seed"]), int(facts["tokens"]),
                        int(facts["parameters"]), float(final["loss"]), float(final["accuracy"]),
-                       float(final["context_effect"]), plateau_step(evals, final["context_effect"]),
+                       float(final["context_effect"]), stages(evals, final["context_effect"]).get("plateau"),
                        bool(cfg.get("shared", False)), bool(cfg.get("tied_halves", False)),
                        cfg.get("name", Path(folder).name), curve,
                        list(final.get("seq_loss", [])), list(final.get("seq_targets", [])))
@@ -93,14 +84,12 @@ def runs(root: Path = RACE) -> list[RaceRun]:
     return sorted(found, key=lambda r: (order.index(r.scheme) if r.scheme in order else len(order), r.seed))
 
 
-def bootstrap(a: RaceRun, b: RaceRun, n: int = 10_000, seed: int = 0) -> list[float]:
-    """95 % percentile interval of loss(a) − loss(b) over validation sequences resampled alike for both."""
-    la, lb, t = (np.asarray(x, dtype=float) for x in (a.seq_loss, b.seq_loss, a.seq_targets))
-    if not la.size or not np.array_equal(t, np.asarray(b.seq_targets)):
+def bootstrap(a: RaceRun, b: RaceRun) -> list[float]:
+    """95 % interval of loss(a) − loss(b) over validation sequences resampled alike for both ([] without them)."""
+    if not a.seq_loss or a.seq_targets != b.seq_targets:
         return []
-    idx = np.random.default_rng(seed).integers(0, len(la), size=(n, len(la)))
-    diffs = (la[idx].sum(1) - lb[idx].sum(1)) / t[idx].sum(1)
-    return [float(x) for x in np.percentile(diffs, [2.5, 97.5])]
+    scores = [Scores(r.loss, r.accuracy, 0.0, sum(r.seq_targets), r.seq_loss, r.seq_targets) for r in (a, b)]
+    return bootstrap_difference(*scores)["ci95"]
 
 
 def difference(race: list[RaceRun], a: str, b: str) -> dict | None:

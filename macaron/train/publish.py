@@ -23,9 +23,9 @@ from pathlib import Path
 
 from ..checkpoint import FACTS, read_json, read_metrics
 from ..milestones import milestones as milestones_of
+from ..milestones import stages
 
 ROOT = Path(__file__).resolve().parents[2]
-PLATEAU_NATS = 0.05  # below this context effect a model has not yet started to read word order
 
 
 def milestones(run_dir: Path, name: str) -> list[Path]:
@@ -34,15 +34,10 @@ def milestones(run_dir: Path, name: str) -> list[Path]:
 
 
 def stages_of_learning(milestone: Path) -> dict[str, int]:
-    """{'plateau': step, 'rise': step} from the evaluations up to a milestone (a label is left out when
-    the curve has no such evaluation): the last with a context effect below PLATEAU_NATS before the
-    first that reaches half of the milestone's own effect."""
+    """{'plateau': step, 'rise': step} from the evaluations up to a milestone and its own final context effect
+    (macaron.milestones.stages)."""
     evals = [r for r in read_metrics(milestone / "metrics.jsonl") if r.get("type") == "eval" and "context_effect" in r]
-    final = read_json(milestone / FACTS)["final"]["context_effect"]
-    rise = next((r["step"] for r in evals if r["context_effect"] >= final / 2), None) if final > PLATEAU_NATS else None
-    before = [r["step"] for r in evals if r["context_effect"] < PLATEAU_NATS and (rise is None or r["step"] < rise)]
-    out = {"plateau": before[-1]} if before and rise is not None else {}
-    return {**out, "rise": rise} if rise is not None else out
+    return stages(evals, read_json(milestone / FACTS)["final"]["context_effect"])
 
 
 def _copy(source: Path, target: Path):
