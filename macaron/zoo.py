@@ -64,8 +64,8 @@ def read_run(folder: Path) -> RaceRun:
     facts = read_json(Path(folder) / FACTS)
     try:
         final, cfg = facts["final"], facts["config"]
-        evals = [r for r in read_metrics(Path(folder) / "metrics.jsonl")
-                 if r.get("type") == "eval" and "context_effect" in r]
+        evals = list({r["step"]: r for r in read_metrics(Path(folder) / "metrics.jsonl")  # a resumed run's last
+                      if r.get("type") == "eval" and "context_effect" in r}.values())       # evaluation, once
         curve = {k: [r[k] for r in evals] for k in ("step", "tokens", "loss", "accuracy", "context_effect")}
         return RaceRun(get_scheme(cfg["scheme"]).name, int(facts["seed"]), int(facts["tokens"]),
                        int(facts["parameters"]), float(final["loss"]), float(final["accuracy"]),

@@ -85,3 +85,33 @@ def test_the_ode_pairs_measured_orders_are_of_its_weights_and_near_the_theorem(n
             for solver, (slope, _, _) in by_solver.items():
                 assert abs(slope - record["expected"][scheme][solver][k]) < 0.2, (part, scheme, solver, slope)
     assert record["expected"]["strang"]["exact"] == [3, 2]  # one G in both halves
+
+
+def test_the_race_control_ships_opens_in_the_pickers_and_reads_context(monkeypatch):
+    """Issue 47: the control's seed-0 weights (the Macaron's sub-layers in Lie–Trotter order) ship as a model. Its
+    layers run F, ½G, ½G; it reads word order (held-out context effect over 2 nats); its facts are the race's seed-0
+    run; Particles and Compare (beside macaron-mini, on one layer clock) open it without an exception."""
+    from streamlit.testing.v1 import AppTest
+
+    from macaron import zoo
+
+    name = "transformer-halves-mini"
+    model = macaron.load(name, device="cpu")
+    assert [(s.kind, s.fraction) for s in model.layers[0].scheme] == [("diffusion", 1.0), ("convection", 0.5),
+                                                                       ("convection", 0.5)]
+    facts = json.loads((ROOT / "pretrained" / name / "training.json").read_text())
+    assert facts["seed"] == 0 and facts["tokens"] >= 20_000_000 and facts["final"]["context_effect"] >= 2.0
+    raced = next(r for r in zoo.runs() if r.scheme == "lie-trotter-halves" and r.seed == 0)
+    assert raced.loss == facts["final"]["loss"] and raced.parameters == model.num_parameters()
+    monkeypatch.setenv("MACARON_MODELS_DIR", str(ROOT / "pretrained"))
+    monkeypatch.delenv("MACARON_MODELS", raising=False)
+    for page, query, key in ((None, {"m": name}, "p_model"), ("views/compare.py", {"a": "macaron-mini", "b": name},
+                                                               "c_b")):
+        at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=120)
+        at.query_params.update(query)
+        at.run()
+        if page:
+            at.switch_page(page)
+            at.run()
+        assert not at.exception, [e.message for e in at.exception]
+        assert at.selectbox(key=key).value == name and len(at.get("plotly_chart")) >= 2
