@@ -11,7 +11,7 @@ import numpy as np
 import streamlit as st
 
 import explorer_cache as cache
-from macaron import bridge, orders, toy, zoo
+from macaron import bridge, orders, toy
 from macaron.schemes import SCHEMES
 
 EPSILONS = (0.0, 0.05, 0.2, 0.5, 1.0)  # the table of measured orders as the halves come apart
@@ -61,8 +61,3 @@ def measured_orders(path: str) -> dict | None:
 def _measured_orders(path: str, version: int) -> dict | None:
     return orders.read(path, cache.load_model(path))  # version: the file's mtime, part of the cache key
 
-
-@st.cache_data(show_spinner=False, max_entries=1)
-def race() -> list[zoo.RaceRun]:
-    """The race's stored runs (a few dozen small files, read once per server)."""
-    return zoo.runs()

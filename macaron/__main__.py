@@ -182,7 +182,7 @@ def main(argv=None) -> int:
 def zoo(args) -> int:
     from . import zoo as race
 
-    runs = race.runs(args.root or race.RACE)
+    runs = race.runs(args.root)
     print(race.as_json(runs) if args.json else race.report(runs))
     return 0
 

@@ -77,9 +77,9 @@ def read_run(folder: Path) -> RaceRun:
         raise CheckpointError(f"{Path(folder) / FACTS}: not a finished run's facts ({type(e).__name__}: {e})") from None
 
 
-def runs(root: Path = RACE) -> list[RaceRun]:
-    """Every stored run under root/seed-<s>/<model>/, by scheme (registry order), then seed."""
-    found = [read_run(f.parent) for f in Path(root).glob("seed-*/*/" + FACTS)]
+def runs(root: Path | None = None) -> list[RaceRun]:
+    """Every stored run under root/seed-<s>/<model>/ (default RACE), by scheme (registry order), then seed."""
+    found = [read_run(f.parent) for f in Path(root or RACE).glob("seed-*/*/" + FACTS)]
     order = list(SCHEMES)
     return sorted(found, key=lambda r: (order.index(r.scheme) if r.scheme in order else len(order), r.seed))
 

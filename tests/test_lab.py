@@ -219,6 +219,33 @@ def _clean(at) -> None:
     assert not at.error, [e.value for e in at.error]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def no_race(tmp_path_factory):
+    """Sections 1–3 counted alone: section 4 reads an empty race (its own test reads the stored one)."""
+    from macaron import zoo
+
+    stored, zoo.RACE = zoo.RACE, tmp_path_factory.mktemp("no-race")
+    yield
+    zoo.RACE = stored
+
+
+def test_section_4_draws_the_stored_race_and_says_what_it_shows(monkeypatch):
+    """The race stored in pretrained/race: its curves and its paired differences drawn, each difference's verdict
+    and the runs' table shown; with none stored, the page says how to train them."""
+    from macaron import zoo
+
+    monkeypatch.setattr(zoo, "RACE", zoo.PRETRAINED / "race")
+    stored = zoo.runs()
+    lab = _lab()
+    assert not lab.exception and any(h.value.startswith("4 ·") for h in lab.header)
+    specs = [json.loads(c.proto.spec) for c in lab.get("plotly_chart")[-2:]]
+    assert specs[0]["layout"]["xaxis"]["title"]["text"] == "tokens seen (millions)"
+    assert len([t for t in specs[0]["data"] if t.get("mode") == "lines"]) == len({r.scheme for r in stored})
+    verdicts = [zoo.verdict(d) for d in zoo.differences(stored)]
+    assert verdicts and all(v in " ".join(m.value for m in lab.markdown) for v in verdicts)
+    assert len(lab.dataframe[-1].value) == len(stored)
+
+
 def _charts(at) -> int:
     return len(at.get("plotly_chart"))
 

@@ -507,7 +507,7 @@ def caveats() -> None:
 
 def section_race() -> None:
     st.header("4 · The race: is it the order?")
-    race = lab_cache.race()
+    race = zoo.runs()  # a few small files: read on each run, so a newly stored run shows at once
     st.markdown(
         "The seed paper says Macaron is better *because* Strang's splitting is of higher order. In a stack the "
         "order inside a layer acts only at the ends: six Strang layers are ½G (F ½G ½G)×5 F ½G, and six layers of "
