@@ -441,7 +441,8 @@ def test_lab_draws_a_trained_flows_measured_orders(tokenizer, browser, tmp_path)
             no_errors(pg)
             heading = pg.locator("[data-testid='stMarkdownContainer'] strong", has_text="flow-macaron")
             assert heading.count() == 1 and heading.first.is_visible()
-            chart = pg.locator(".js-plotly-plot").last
+            chart = heading.first.locator(  # the chart under the model's name (section 4's race follows 3e)
+                "xpath=following::div[contains(concat(' ', normalize-space(@class), ' '), ' js-plotly-plot ')][1]")
             chart.scroll_into_view_if_needed()
             legend = chart.locator(".legendtext").evaluate_all("els => els.map(e => e.textContent)")
             for scheme, name in (("lie-trotter", "Lie–Trotter"), ("strang", "Strang–Marchuk")):
