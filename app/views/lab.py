@@ -523,7 +523,7 @@ def section_race() -> None:
     if diffs:
         st.plotly_chart(plot.race_differences(diffs, height=110 + 60 * len(diffs)), key="l_race_diffs", **CHART)
         st.markdown("\n".join(f"- {zoo.verdict(d)}" for d in diffs))
-    st.dataframe([{"scheme": plot_name(r.scheme), "seed": r.seed, "tokens (M)": round(r.tokens / 1e6, 2),
+    st.dataframe([{"scheme": SCHEMES[r.scheme].title, "seed": r.seed, "tokens (M)": round(r.tokens / 1e6, 2),
                    "parameters": f"{r.parameters:,}", "held-out loss": round(r.loss, 4),
                    "accuracy": round(r.accuracy, 4), "context effect (nats)": round(r.context_effect, 3),
                    "left the plateau after step": r.plateau_step} for r in race], hide_index=True, width="stretch")
@@ -534,10 +534,6 @@ def section_race() -> None:
         "interval over validation sequences, which says nothing about another seed. Conditions: one corpus, the "
         "6 × 256 post-LN minis' recipe (batch 16, 40 % masks, peak rate 1e-3, bf16 on a CPU), 20 M tokens each; "
         "within a seed every scheme saw the same initial generator state, batches, masks and order.")
-
-
-def plot_name(scheme: str) -> str:
-    return SCHEMES[scheme].title if scheme in SCHEMES else scheme
 
 
 def render() -> None:
