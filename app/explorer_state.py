@@ -13,12 +13,14 @@ from typing import Callable
 import streamlit as st
 
 import macaron
+import screen
 from macaron import lesson
 from macaron.checkpoint import PRETRAINED, default_pair
 from macaron.hf import LOADS
 from macaron.plot.style import model_label  # noqa: F401  (the pages label models with it)
 
 CUSTOM = "Your own model folder…"
+LABELS = {False: "visible", True: "collapsed"}  # the inputs' labels; on a projector the boxes speak for themselves
 URL_MAX_VALUE = 2000  # longer values (a pasted page of text) stay out of the link
 
 # The teaching sentences, the opening one and the guided lesson are the library's (macaron.lesson): the app
@@ -182,8 +184,11 @@ def default_paths() -> tuple[str, ...]:
 def header(title: str, intro: str) -> None:
     """A page's title and the sentence that says what it shows; during the guided lesson, the step's
     sentence instead, with the way back and on."""
-    st.title(title)
     k = lesson_step()
+    if k is None and presenting():  # a projector: the plane gets the room, the words wait behind the title's ⓘ
+        st.title(title, help=intro)
+        return
+    st.title(title)
     if k is None:
         st.markdown(intro)
         return
@@ -246,7 +251,7 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
         st.session_state[key] = fallback or (CUSTOM if roots else None)
     if not options:
         return None
-    choice = st.selectbox(label, options, key=key,
+    choice = st.selectbox(label, options, key=key, label_visibility=LABELS[presenting()],
                           help="Shipped models live in pretrained/." + (
                               " Choose the last entry to open a folder of your own: a Macaron Explorer checkpoint "
                               "or a Hugging Face encoder folder (config.json, model.safetensors, tokenizer.json) "
@@ -304,12 +309,23 @@ def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str,
     return out, (chosen if chosen != options[-1] else None)
 
 
-def figure_size(stage_line: bool) -> dict:
-    """The animation's size: on a projector (presenter mode) wide, large type, and 60 px shorter where a
-    stage-of-training control takes a line above it, so ▶ Play stays on the first screen."""
+def figure_size(stage_line: bool, key: str) -> dict:
+    """The animation's size. On a projector (presenter mode, large type) the room the browser reports below this
+    point (app/screen.py), so the plane is as tall as the screen allows with ▶ Play still on it; until the browser
+    has reported it, a size that fits 1280 × 720 (60 px shorter where a stage-of-training control takes a line
+    above). Elsewhere the height that fits 1280 × 720 and 1024 × 768 beside the sidebar."""
     if not presenting():
         return dict(height=480)
-    return dict(height=430 - 60 * stage_line, width=(960, 1860), font_size=17)
+    room = screen.room(key)
+    if room is None:
+        return dict(height=430 - 60 * stage_line, width=(960, 1860), font_size=PRESENTER_FONT)
+    width, height = room
+    return dict(height=max(MIN_HEIGHT, height - BELOW), width=max(width, 480), font_size=PRESENTER_FONT)
+
+
+PRESENTER_FONT = 18  # px: token labels and axis titles read from the back of a classroom
+MIN_HEIGHT = 360     # px: below this a plane is not worth drawing; the page scrolls instead
+BELOW = 8            # px left under the figure (the measuring point takes no room: main.py's CSS)
 
 
 def model_pair(labels: tuple[str, str], keys: tuple[str, str], names: list[str], defaults: tuple) -> tuple:
@@ -337,6 +353,7 @@ def preset_picker(text_key: str, key: str) -> None:
         st.session_state[key] = "(choose one)"  # the box is a menu, not a state: the sentence box holds it
 
     st.selectbox("Preset sentences", ["(choose one)"] + list(PRESETS), key=key, on_change=apply,
+                 label_visibility=LABELS[presenting()],
                  help="Sentences chosen to teach: two senses of 'bank', masked words to guess, a long one. "
                       + lesson.WHAT_THEY_KNOW)
 
@@ -346,7 +363,8 @@ def sentence_input(key: str, preset_key: str, columns=(5, 2), **text_input) -> t
     remaining columns) so a page can put more beside them."""
     init_widget(key, "s", DEFAULT_SENTENCE)
     row = st.columns(list(columns))
-    text = row[0].text_input("Sentence", key=key, placeholder="Type a sentence and press Enter", **text_input)
+    text = row[0].text_input("Sentence", key=key, placeholder="Type a sentence and press Enter",
+                             label_visibility=LABELS[presenting()], **text_input)
     with row[1]:
         preset_picker(key, preset_key)
     link_limit_note(text)

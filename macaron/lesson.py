@@ -121,9 +121,10 @@ LESSON = (
         "The stages: the random start; the plateau, the last evaluation before the model reads word order "
         "(context effect below 0.05 nats: it reads which words are around, not their order); the rise, the "
         "first with half of its final context effect; the final weights. One PCA fitted on the sentence at "
-        "every stage draws them all, so the frame does not jump between stages. The guesses under each stage "
+        "every stage draws them all, so its directions do not flip between stages; each stage is drawn at its own "
+        "scale (the trained cloud is far smaller than the random start's). The guesses under each stage "
         "are the model's own top 5 for [MASK] (its last state through its output head).",
-        "last", "the last state, at the plateau and with the final weights: the guesses change, the frame stays"),
+        "last", "the last state, at the plateau and with the final weights: the guesses change, the directions stay"),
 )
 
 

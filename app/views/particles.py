@@ -117,9 +117,10 @@ def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, dim:
     # mixing matrix, the title naming the sub-step) is a frame of this one Plotly figure, so ▶ Play
     # and its slider move them together: one clock, and no server round trip per frame.
     k = 3 if dim == "3D" else 2
-    proj, ranges = cache.stage_frame(stages, picked[1], sent, k, normalised, hide_special)
-    fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode, ranges=ranges,
-                         head=None if head_sel == "mean" else int(head_sel) - 1, **state.figure_size(len(stages) > 1))
+    proj, shared = cache.stage_frame(stages, picked[1], sent, k, normalised, hide_special)
+    size = state.figure_size(len(stages) > 1, "room_particles")  # measured right above the figure
+    fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode,
+                         head=None if head_sel == "mean" else int(head_sel) - 1, **size)
     st.plotly_chart(fig, key="p_anim", config=dict(displaylogo=False, toImageButtonOptions=dict(scale=2)), theme=None)
 
     st.segmented_control("Show the states", list(VIEWS), key="p_norm", format_func=VIEWS.get, required=True,
@@ -146,8 +147,9 @@ def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, dim:
     pcs = f"PC1 and PC2 explain **{proj.explained[:2].sum():.0%}**" + (
         "" if k == 2 else f", PC3 **{proj.explained[2]:.0%}**")
     st.caption(f"**{state.model_label(model)}** · {len(traj.tokens)} particles · {traj.n_steps} sub-steps · {pcs} "
-               + (f"of the variance of all states at all {len(stages)} stages of training (one frame for all)"
-                  if ranges is not None else "of the variance of all states"))
+               + (f"of the variance of all states at all {len(stages)} stages of training (one PCA for all: the same "
+                  "directions at every stage, each drawn at its own scale)" if shared else
+                  "of the variance of all states"))
 
     left, right = st.columns([3, 2])
     with left:
