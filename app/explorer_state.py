@@ -12,8 +12,8 @@ from typing import Callable
 
 import streamlit as st
 
+import browser
 import macaron
-import screen
 from macaron import lesson
 from macaron.checkpoint import PRETRAINED, default_pair
 from macaron.hf import LOADS
@@ -193,12 +193,13 @@ def header(title: str, intro: str) -> None:
         st.markdown(intro)
         return
     step = LESSON[k - 1]
-    text, back, on = st.columns([10, 2, 2], vertical_alignment="center")
+    text, back, on = st.columns([10, 2.2, 2.6], vertical_alignment="center")  # room for the keys' names
     text.markdown(f":material/school: **Lesson {k} of {len(LESSON)} · {step.title}.** {step.say}")
-    if k > 1:
-        lesson_link(k - 1, "Back", back, icon=":material/arrow_back:", key="back")
+    if k > 1:  # a presenter's clicker sends PageUp / PageDown (some send ← / →: browser.lesson_keys)
+        lesson_link(k - 1, "Back", back, icon=":material/arrow_back:", key="back", shortcut="PageUp")
     if k < len(LESSON):
-        lesson_link(k + 1, "Next", on, icon=":material/arrow_forward:", key="next")
+        lesson_link(k + 1, "Next", on, icon=":material/arrow_forward:", key="next", shortcut="PageDown")
+    browser.lesson_keys()
 
 
 def models_on_offer() -> tuple[list[str], str | None, str | None]:
@@ -311,12 +312,12 @@ def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str,
 
 def figure_size(stage_line: bool, key: str) -> dict:
     """The animation's size. On a projector (presenter mode, large type) the room the browser reports below this
-    point (app/screen.py), so the plane is as tall as the screen allows with ▶ Play still on it; until the browser
+    point (app/browser.py), so the plane is as tall as the screen allows with ▶ Play still on it; until the browser
     has reported it, a size that fits 1280 × 720 (60 px shorter where a stage-of-training control takes a line
     above). Elsewhere the height that fits 1280 × 720 and 1024 × 768 beside the sidebar."""
     if not presenting():
         return dict(height=480)
-    room = screen.room(key)
+    room = browser.room(key)
     if room is None:
         return dict(height=430 - 60 * stage_line, width=(960, 1860), font_size=PRESENTER_FONT)
     width, height = room
@@ -437,10 +438,12 @@ def lesson_view(k: int) -> dict:
     return dict(_lesson_params(k), lesson=str(k), **({"present": "1"} if presenting() else {}))
 
 
-def lesson_link(k: int, label: str | None = None, where=st, icon: str | None = None, key: str = "") -> None:
+def lesson_link(k: int, label: str | None = None, where=st, icon: str | None = None, key: str = "",
+                shortcut: str | None = None) -> None:
     """A button that opens step k's page and view (a button, not st.page_link, which would light up
     every step on the current page as if it were the one open)."""
-    if where.button(label or f"{k} · {LESSON[k - 1].title}", key=f"lesson{key}{k}", icon=icon, type="tertiary"):
+    if where.button(label or f"{k} · {LESSON[k - 1].title}", key=f"lesson{key}{k}", icon=icon, type="tertiary",
+                    shortcut=shortcut):
         st.switch_page(LESSON[k - 1].page, query_params=lesson_view(k))
 
 

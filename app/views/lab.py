@@ -85,7 +85,8 @@ def section_particles(o: dict) -> None:
     if not shown:
         st.info("Pick at least one scheme in the sidebar to compare with the exact flow.", icon=":material/info:")
     fig, visible = cache.toy_animation(o["kind"], o["n"], o["beta"], o["horizon"], o["n_steps"], o["solver"],
-                                       tuple(shown), o["magnify"], ANIMATION_HEIGHT)
+                                       tuple(shown), o["magnify"], ANIMATION_HEIGHT - 40 * bool(state.lesson_step()))
+    # (a lesson step's words take two lines more above it: ▶ Play stays on a 1280 × 720 screen)
     st.plotly_chart(fig, key="l_anim", **CHART)
     if "unsplit" in shown and o["solver"] == "exact":
         st.caption("Unsplit Euler appears with Euler sub-steps only: with exact sub-flows, the unsplit step "
