@@ -2,6 +2,8 @@
 exact flow is known, and the same question asked of trained networks."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import streamlit as st
 
@@ -441,27 +443,41 @@ def section_networks() -> tuple[dict, tuple]:
     return url, (pa, pb)
 
 
-def section_trained_orders(picks: tuple) -> None:
-    st.subheader("3e · The splitting order on a trained flow")
+def _with_orders(picks: list) -> list:
+    """(name, orders record, config) of each (name, folder) whose folder holds measured orders for its weights."""
     found = []
-    for slot, pick in enumerate(picks):
-        model = None if pick is None else cache.try_load(pick[1])
+    for name, path in picks:
+        model = cache.try_load(path)
         if model is None:
             continue
-        name = pick[0] if picks[0] != picks[1] else f"{pick[0]} ({'AB'[slot]})"
         try:
-            record = lab_cache.measured_orders(pick[1])
+            record = lab_cache.measured_orders(path)
         except CheckpointError as e:
             st.warning(f"{name}: {e}", icon=":material/info:")
             continue
         if record is not None:
             found.append((name, record, model.config))
+    return found
+
+
+def section_trained_orders(picks: tuple) -> None:
+    st.subheader("3e · The splitting order on a trained flow")
+    named = [(pick[0] if picks[0] != picks[1] else f"{pick[0]} ({'AB'[slot]})", pick[1])
+             for slot, pick in enumerate(picks) if pick is not None]
+    found = _with_orders(named)
     if not found:
-        st.info("Neither model has measured orders. They are measured (`python -m macaron.orders FOLDER --save`) "
-                "where a layer is a step of a flow that can be solved: pre-LN, or post-LN without gain or bias, "
-                "as the ODE pair (transformer-ode, macaron-ode); a LayerNorm gain and bias, as in the other shipped "
-                "models, move the state by an amount that does not shrink with the step (3a).", icon=":material/info:")
-        return
+        why = ("They are measured (`python -m macaron.orders FOLDER --save`) where a layer is a step of a flow that "
+               "can be solved: pre-LN, or post-LN without gain or bias, as the ODE pair (transformer-ode, "
+               "macaron-ode); a LayerNorm gain and bias, as in the other shipped models, move the state by an amount "
+               "that does not shrink with the step (3a).")
+        picked = {path for _, path in named}
+        found = _with_orders([(n, p) for n, p in state.model_paths().items()  # the ODE pair, as shipped
+                              if p not in picked and (Path(p) / orders.FILE).is_file()])
+        if not found:
+            st.info(f"Neither model has measured orders. {why}", icon=":material/info:")
+            return
+        st.info(f"Neither model picked above has measured orders; shown instead: "
+                f"{', '.join(name for name, *_ in found)}, on this server's list. {why}", icon=":material/info:")
     st.markdown(
         "A layer's attention F and FFN G make one vector field V, the sum of the sub-steps' fields, whose exact "
         "flow can be solved (torchdiffeq, float64): each scheme's step, built from the network's own F and G, is "
