@@ -334,6 +334,27 @@ def test_a_long_run_gets_a_readable_depth_axis(synthetic):
         assert list(ticks) == list(range(0, layers + 1, every))
 
 
+def test_layers_that_are_steps_of_one_flow_are_drawn_on_the_flows_clock(synthetic):
+    """The ODE pair's 6 layers are steps h = 0.5 of one flow: its curves run to t = 3, as the Particles title
+    says, and the axis says so; a model of h = 1 stays on layer time beside it."""
+    from macaron.plot import dynamics as P
+
+    traj = synthetic("macaron", n_layers=6)
+    ode = D.aggregate([D.measure(traj, normalised=False)], "ode", meta=dict(traj.meta, step=0.5))
+    plain = D.aggregate([D.measure(traj, normalised=False)], "plain", meta=dict(traj.meta, step=1.0))
+    fig = P.over_depth([ode, plain], "clusters", trained_depth=6)
+    curves = [d for d in fig.data if d.mode == "lines+markers"]
+    np.testing.assert_allclose(curves[0].x, 0.5 * traj.times)
+    np.testing.assert_allclose(curves[1].x, traj.times)
+    assert "h = 0.5 / 1" in fig.layout.xaxis.title.text
+    assert fig.layout.shapes[0].x0 == 3.0  # the ODE model runs past its trained depth from t = 3
+    heat = P.cosine_histograms([ode])
+    assert heat.data[0].x[-1] == 3.0 and "h = 0.5" in heat.layout.xaxis.title.text
+    diff = P.attention([ode], "entropy")
+    np.testing.assert_allclose(diff.data[1].x, 0.5 * ode.diffusion_times)
+    assert P.over_depth([plain], "clusters").layout.xaxis.title.text == "layer time t"
+
+
 def test_the_experiments_change_the_order_once_per_order_of_the_operators():
     """Each registered order is one experiment; the race's control (F, ½G, ½G) acts in Lie–Trotter's order, so it
     adds none (its two half-FFNs are two sub-layers only in a network trained so)."""
