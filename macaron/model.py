@@ -14,9 +14,9 @@ from torch import nn
 
 from .checkpoint import NO_TOKENIZER
 from .config import ModelConfig
-from .operators import ACTIVATION, operator
+from .operators import ACTIVATION, norm, operator
 from .positions import Floater, sinusoids
-from .schemes import CONVECTION, Sub, substep_label, substep_times
+from .schemes import CONVECTION, FULL, Sub, substep_label, substep_times
 from .trajectory import Step, Trajectory
 
 FLOATER_MAX_TOKENS = 4096  # FLOATER extends past max_len; this bound keeps a trace within memory
@@ -67,7 +67,7 @@ class Layer(nn.Module):
         parts, g = [], None  # (operator, norm) of each sub-step; g: the first convection's
         for s in self.scheme:
             tie = cfg.tied_halves and s.kind == CONVECTION and g is not None  # the same G in every half
-            parts.append(g if tie else (operator(s.kind, cfg), _norm(cfg, cfg.d_model)))
+            parts.append(g if tie else (operator(s.kind, cfg), norm(cfg, cfg.d_model)))
             g = parts[-1] if s.kind == CONVECTION and g is None else g
         self.ops, self.norms = (nn.ModuleList(m) for m in zip(*parts))
         self.drop = nn.Dropout(cfg.dropout)
@@ -81,6 +81,8 @@ class Layer(nn.Module):
         inp = x if self.post_norm else self.norms[k](x)
         if self.scheme[k].kind == CONVECTION:
             return self.ops[k](inp), None
+        if self.scheme[k].kind == FULL:  # GPT-NeoX's FFN reads its own norm of x
+            return self.ops[k](inp, attention_mask, position, need_weights, raw=x)
         return self.ops[k](inp, attention_mask, position, need_weights)
 
     def substep(self, k: int, x, attention_mask=None, position=None, need_weights=False, fraction: float | None = None,
@@ -124,17 +126,19 @@ class Encoder(nn.Module):
             self.position_embedding = nn.Embedding(cfg.max_len, e)
         elif cfg.position == "floater":
             self.floater = Floater(cfg)
-        self.embed_norm = _norm(cfg, e) if cfg.norm == "post" else nn.Identity()
+        self.embed_norm = norm(cfg, e) if cfg.norm == "post" else nn.Identity()
         self.embed_drop = nn.Dropout(cfg.dropout)
         if cfg.embedding_size:
             self.embed_proj = nn.Linear(e, d)
         shared = Layer(cfg) if cfg.shared else None  # one module at every depth: the same weights each step
         self.layers = nn.ModuleList(shared or Layer(cfg) for _ in range(cfg.n_layers))
-        self.final_norm = _norm(cfg, d) if cfg.norm == "pre" else nn.Identity()
+        self.final_norm = norm(cfg, d) if cfg.norm == "pre" else nn.Identity()
         if cfg.mlm_head:  # BERT's head; the decoder is tied to the token embedding (d → E first when factorised)
             self.mlm_transform = nn.Sequential(nn.Linear(d, e), ACTIVATION[cfg.head_activation or cfg.activation](),
                                                nn.LayerNorm(e, eps=cfg.layer_norm_eps))
             self.mlm_bias = nn.Parameter(torch.zeros(cfg.vocab_size))
+        if cfg.lm_head and not cfg.lm_head_tied:  # a decoder's next-word head of its own (tied: the embedding)
+            self.lm_head = nn.Linear(d, cfg.vocab_size, bias=False)
         self.apply(_init_weights)
         # A weight used in several places (shared layers, tied halves) is stored once, under its first name
         self.aliases = _aliases(self)
@@ -154,6 +158,11 @@ class Encoder(nn.Module):
     @property
     def has_mlm_head(self) -> bool:
         return hasattr(self, "mlm_transform")
+
+    @property
+    def has_head(self) -> bool:
+        """Whether the last state can be read as words: BERT's masked-word head, or a decoder's next-word head."""
+        return self.has_mlm_head or self.config.lm_head
 
     def embed(self, ids):  # [B, T] -> [B, T, d]
         x = self.token_embedding(ids)  # [B, T, E]
@@ -191,8 +200,13 @@ class Encoder(nn.Module):
         return self.final_norm(x)
 
     def head(self, hidden):  # [..., d] -> [..., V]
+        """Logits over the vocabulary: for an encoder the word at each position (BERT's masked-word head), for a
+        decoder the word after it (next-word head)."""
+        if self.config.lm_head:
+            return F.linear(hidden, self.token_embedding.weight if self.config.lm_head_tied else self.lm_head.weight)
         if not self.has_mlm_head:
-            raise RuntimeError("this model has no masked-language-model head (its checkpoint did not ship one)")
+            what = "next-word" if self.config.causal else "masked-language-model"
+            raise RuntimeError(f"this model has no {what} head (its checkpoint did not ship one)")
         return F.linear(self.mlm_transform(hidden), self.token_embedding.weight, self.mlm_bias)  # one fused call
 
     # ---- public, per sentence --------------------------------------------------------
@@ -243,7 +257,9 @@ class Encoder(nn.Module):
         if limit < 2:
             raise ValueError(f"max_tokens={max_tokens}: keep at least two tokens ([CLS] and [SEP])")
         dropped = max(0, len(ids) - limit)
-        if dropped:
+        if dropped and self.config.causal:  # a decoder reads from the start: the first tokens are kept
+            ids, tokens = ids[:limit], tokens[:limit]
+        elif dropped:
             ids, tokens = ids[: limit - 1] + ids[-1:], tokens[: limit - 1] + tokens[-1:]
         return ids, tokens, dropped
 
@@ -322,7 +338,8 @@ class Encoder(nn.Module):
     def _meta(self, program=None) -> dict:
         c = self.config
         meta = dict(model=c.name, scheme=c.scheme, norm=c.norm, attention=c.attention, position=c.position,
-                    d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads, step=c.step, device=str(self.device))
+                    d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads, step=c.step, device=str(self.device),
+                    causal=c.causal)
         if program is not None:
             meta["program"] = [[i, [list(entry) for entry in plan]] for i, plan in program]
         return meta
@@ -371,11 +388,6 @@ def _is_id_list(x) -> bool:
         return x.ndim == 1
     return isinstance(x, Sequence) and not isinstance(x, str) and len(x) > 0 and \
         all(isinstance(i, (int, np.integer)) for i in x)
-
-
-def _norm(cfg: ModelConfig, width: int) -> nn.LayerNorm:
-    """A norm of the residual stream (the head's is its own): without gain and bias where the config says so."""
-    return nn.LayerNorm(width, eps=cfg.layer_norm_eps, elementwise_affine=cfg.norm_affine)
 
 
 def _aliases(module: nn.Module) -> dict[str, str]:
