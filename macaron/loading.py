@@ -20,7 +20,7 @@ from .checkpoint import (
     read_weights,
     resolve,
 )
-from .hf import family_of, mapped
+from .hf import family_of
 from .milestones import milestones, random_start
 from .model import Encoder
 
@@ -42,7 +42,7 @@ def load_folder(folder: Path, kind: str, fields: dict, device=None):
         raise CheckpointError(f"{folder}: only pickled *.bin weights found; we load safetensors only "
                               f"(convert them with safetensors' convert script first)")
     if family:
-        config, state = mapped(family, fields, folder)
+        config, state = family.load(fields, folder)
     else:
         config = model_config(fields, folder)  # a wrong config.json is named before the weights are read
         state = read_weights(folder)

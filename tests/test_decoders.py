@@ -1,0 +1,139 @@
+"""Bring a decoder: GPT-2, GPT-NeoX (Pythia) and Llama folders (Mistral and Qwen2 through Llama's map), traced by us
+and run by Hugging Face `transformers` (the third-party implementation), compared after every layer.
+
+Each folder is built here, offline and seeded, from the family's config class: a random model, every parameter
+then moved by seeded noise (a norm's gain, a bias or a rotary half put in the wrong place shows), saved with
+save_pretrained beside a byte-level BPE tokenizer.json. `transformers` gives the state after every layer
+(output_hidden_states; its last entry has the final norm applied, so it is compared with our final state) and the
+next-word logits.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import macaron
+from macaron import CheckpointError
+from macaron.schemes import FULL
+
+TOL = 2e-5  # max |ours − theirs| / max |theirs|
+TEXTS = ["the bank of the river was flooded after the rain .", "she played the piano ."]
+CORPUS = ["i sat on the bank of the river and watched the water .", "the capital of france is paris .",
+          "the cat sat on the mat .", "she played the piano while he washed the dishes .", "it rained ."]
+
+
+def byte_bpe():
+    """GPT-2's kind of tokenizer: byte-level BPE, no specials around a sentence."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(CORPUS * 3, trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<|endoftext|>"], show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    return tok
+
+
+def small(kind: str, vocab: int, **extra):
+    """(config, model class) of a small random decoder of each family."""
+    import transformers as tr
+
+    common = dict(vocab_size=vocab, **extra)
+    llama = dict(hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=48,
+                 max_position_embeddings=64, **common)
+    return {
+        "gpt2": (tr.GPT2Config(n_embd=32, n_layer=3, n_head=4, n_positions=64, **common), tr.GPT2LMHeadModel),
+        "gpt_neox": (tr.GPTNeoXConfig(hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
+                                      intermediate_size=64, max_position_embeddings=64, **common),
+                     tr.GPTNeoXForCausalLM),
+        "gpt_neox-sequential": (tr.GPTNeoXConfig(hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
+                                                 intermediate_size=64, max_position_embeddings=64,
+                                                 use_parallel_residual=False, **common), tr.GPTNeoXForCausalLM),
+        "llama": (tr.LlamaConfig(num_key_value_heads=2, **llama), tr.LlamaForCausalLM),
+        "llama-tied": (tr.LlamaConfig(num_key_value_heads=4, tie_word_embeddings=True, **llama), tr.LlamaForCausalLM),
+        "mistral": (tr.MistralConfig(num_key_value_heads=2, **llama), tr.MistralForCausalLM),
+        "qwen2": (tr.Qwen2Config(num_key_value_heads=2, **llama), tr.Qwen2ForCausalLM),
+    }[kind]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return byte_bpe()
+
+
+def build(kind: str, folder, tokenizer, seed: int = 0):
+    """A saved folder of family `kind`, every parameter moved off its initial value; the transformers model."""
+    config, cls = small(kind, tokenizer.get_vocab_size())
+    torch.manual_seed(seed)
+    model = cls(config).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    model.save_pretrained(folder, safe_serialization=True)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    return model
+
+
+FAMILIES = ["gpt2", "gpt_neox", "gpt_neox-sequential", "llama", "llama-tied", "mistral", "qwen2"]
+
+
+@pytest.mark.parametrize("kind", FAMILIES)
+def test_a_decoder_matches_transformers_after_every_layer(kind, tokenizer, tmp_path):
+    theirs = build(kind, tmp_path / kind, tokenizer)
+    ours = macaron.load(tmp_path / kind, device="cpu")
+    assert ours.config.causal and ours.config.lm_head
+    scheme = "unsplit" if kind == "gpt_neox" else "transformer"  # NeoX's parallel block: the unsplit step
+    assert ours.config.scheme == scheme
+    for text in TEXTS:
+        traj = ours.trace(text)
+        ids = torch.tensor([traj.token_ids])
+        with torch.no_grad():
+            out = theirs(ids, output_hidden_states=True)
+        hidden = [h[0].numpy() for h in out.hidden_states]
+        bounds = traj.layer_boundaries()
+        assert len(bounds) == len(hidden)
+        for k in range(len(hidden) - 1):  # the last entry is after the final norm: our final state
+            np.testing.assert_allclose(traj.states[bounds[k]], hidden[k], atol=TOL * np.abs(hidden[k]).max())
+        last = theirs.base_model(ids).last_hidden_state[0].detach().numpy()
+        np.testing.assert_allclose(traj.final, last, atol=TOL * np.abs(last).max())
+        logits = out.logits[0].numpy()
+        with torch.no_grad():
+            mine = ours.head(torch.as_tensor(traj.final)).numpy()
+        np.testing.assert_allclose(mine, logits, atol=TOL * np.abs(logits).max())
+        # causal: no particle listens to one after it, and each row still sums to one
+        for m in traj.mixing:
+            if m is not None:
+                assert np.allclose(np.triu(m, 1), 0) and np.allclose(m.sum(-1), 1, atol=1e-5)
+    if kind == "gpt_neox":
+        assert [s.kind for s in traj.steps] == [FULL] * 3
+
+
+def test_a_padded_batch_traces_as_one_sentence_at_a_time(tokenizer, tmp_path):
+    build("llama", tmp_path / "llama", tokenizer)
+    model = macaron.load(tmp_path / "llama", device="cpu")
+    batch = model.trace(TEXTS)
+    for text, traj in zip(TEXTS, batch):
+        alone = model.trace(text)
+        np.testing.assert_allclose(traj.states, alone.states, atol=1e-5)
+
+
+def test_a_long_text_keeps_its_first_tokens(tokenizer, tmp_path):
+    build("gpt2", tmp_path / "gpt2", tokenizer)
+    model = macaron.load(tmp_path / "gpt2", device="cpu")
+    long = " ".join(CORPUS * 20)
+    traj = model.trace(long)
+    assert len(traj.tokens) == 64 and traj.truncated > 0
+    assert traj.token_ids == model.tokenize(long, 10_000)[0][:64]
+
+
+def test_rescaled_rotary_positions_get_a_message(tokenizer, tmp_path):
+    import json
+
+    build("llama", tmp_path / "llama", tokenizer)
+    cfg = json.loads((tmp_path / "llama" / "config.json").read_text())
+    cfg["rope_parameters"] = dict(rope_type="llama3", rope_theta=500000.0, factor=8.0)
+    (tmp_path / "llama" / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(CheckpointError, match="rope_type 'llama3'"):
+        macaron.load(tmp_path / "llama", device="cpu")
