@@ -12,10 +12,7 @@ import numpy as np
 from scipy.linalg import orthogonal_procrustes
 
 from .schemes import CONVECTION
-from .trajectory import Trajectory
-
-SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[PAD]")
-MASK_TOKEN = "[MASK]"
+from .trajectory import MASK_TOKEN, SPECIAL_TOKENS, Trajectory  # noqa: F401  (the pages read them here)
 
 
 # ---- which particles to show --------------------------------------------------------------

@@ -17,7 +17,7 @@ from .config import ModelConfig
 from .operators import ACTIVATION, norm, operator
 from .positions import Floater, sinusoids
 from .schemes import CONVECTION, FULL, Sub, substep_label, substep_times
-from .trajectory import Step, Trajectory
+from .trajectory import MASK_TOKEN, Step, Trajectory
 
 FLOATER_MAX_TOKENS = 4096  # FLOATER extends past max_len; this bound keeps a trace within memory
 # Padded tokens per traced batch: on a CPU, larger batches leave the caches and run slower than one
@@ -239,19 +239,26 @@ class Encoder(nn.Module):
 
     def tokenize(self, text: str, max_tokens: int | None = None) -> tuple[list[int], list[str], int]:
         """(ids, display tokens, number of tokens dropped): at most `max_tokens` and the model's own
-        limit, the last token ([SEP]) kept last, as in training."""
+        limit, the last token ([SEP]) kept last, as in training (a decoder keeps its first tokens; a [MASK] it
+        reads as the place of the next word: read)."""
+        return self.read(text, max_tokens)[:3]
+
+    def read(self, text: str, max_tokens: int | None = None) -> tuple[list[int], list[str], int, int | None]:
+        """tokenize's (ids, tokens, dropped) and where the head answers the sentence (Trajectory.guess_at). A
+        decoder has no [MASK] token: the first [MASK] typed is taken out, and the word it stands for is the one
+        the decoder expects after the token before it."""
         if self.tokenizer is None:
             raise InputError(f"this model has no tokenizer: pass token ids instead of text (if loaded from a "
                              f"folder: {NO_TOKENIZER})")
         if not isinstance(text, str) or not text.strip():
             raise InputError("The text is empty: type a sentence.")
-        enc = self.tokenizer.encode(text)
-        ids, tokens = list(enc.ids), list(enc.tokens)
-        unk = self.tokenizer.token_to_id("[UNK]")
-        for i, (tid, (a, b)) in enumerate(zip(ids, enc.offsets)):
-            if tid == unk and b > a:  # show what the model could not read, not just [UNK]
-                tokens[i] = f"[UNK:{text[a:b]}]"
-        if len(ids) <= 2 and ids and ids[0] == self.tokenizer.token_to_id("[CLS]"):
+        before, mask, after = text.partition(MASK_TOKEN) if self.config.causal else (text, "", "")
+        ids, tokens = self._encode(before.rstrip() if mask else before)
+        guess_at = len(ids) - 1 if mask else None  # -1: nothing before the [MASK] to guess it from
+        if after.strip():
+            more = self._encode(after)
+            ids, tokens = ids + more[0], tokens + more[1]
+        if not ids or (len(ids) <= 2 and ids[0] == self.tokenizer.token_to_id("[CLS]")):  # no words, or [CLS] [SEP]
             raise InputError("The text has no readable tokens: type a sentence with words in it.")
         limit = self.max_tokens() if max_tokens is None else min(max_tokens, self.max_tokens())
         if limit < 2:
@@ -261,7 +268,24 @@ class Encoder(nn.Module):
             ids, tokens = ids[:limit], tokens[:limit]
         elif dropped:
             ids, tokens = ids[: limit - 1] + ids[-1:], tokens[: limit - 1] + tokens[-1:]
-        return ids, tokens, dropped
+        if self.config.causal and self.config.lm_head:
+            if not mask:  # the word after the sentence
+                guess_at = len(ids) - 1
+            elif not 0 <= guess_at < len(ids):  # nothing before the [MASK] to guess it from, or cut off
+                guess_at = None
+        else:
+            guess_at = tokens.index(MASK_TOKEN) if self.has_mlm_head and MASK_TOKEN in tokens else None
+        return ids, tokens, dropped, guess_at
+
+    def _encode(self, text: str) -> tuple[list[int], list[str]]:
+        """Ids and display tokens of a text; a token the model could not read shows what it was ([UNK:…])."""
+        enc = self.tokenizer.encode(text)
+        ids, tokens = list(enc.ids), list(enc.tokens)
+        unk = self.tokenizer.token_to_id("[UNK]")
+        for i, (tid, (a, b)) in enumerate(zip(ids, enc.offsets)):
+            if tid == unk and b > a:  # show what the model could not read, not just [UNK]
+                tokens[i] = f"[UNK:{text[a:b]}]"
+        return ids, tokens
 
     def trace(self, text_or_ids, max_tokens: int | None = None, *, program=None, batch_size: int = 64,
               batch_tokens: int | None = None, progress: bool = False) -> Trajectory | list[Trajectory]:
@@ -290,7 +314,7 @@ class Encoder(nn.Module):
         `progress`: a tqdm bar over the sentences."""
         if not items:
             raise InputError("nothing to trace: give a sentence")
-        rows = [self.tokenize(x, max_tokens) if isinstance(x, str) else self._ids_row(x) for x in items]
+        rows = [self.read(x, max_tokens) if isinstance(x, str) else self._ids_row(x) for x in items]
         texts = [x if isinstance(x, str) else "" for x in items]
         batches = length_batches([len(r[0]) for r in rows], batch_size, batch_tokens or self.batch_tokens)
         steps, meta = self._steps(program), self._meta(program)
@@ -315,12 +339,12 @@ class Encoder(nn.Module):
         mixing = [None if r.mixing is None else r.mixing.float().cpu().numpy() for r in record[1:]]  # [B, H, T, T]
         final = final.float().cpu().numpy()
         out = []
-        for b, ((token_ids, tokens, dropped), text) in enumerate(zip(rows, texts)):
+        for b, ((token_ids, tokens, dropped, guess_at), text) in enumerate(zip(rows, texts)):
             T = len(token_ids)
             mix = [None if m is None else m[b, :, :T, :T].copy() for m in mixing]
             out.append(Trajectory(tokens=tokens, token_ids=list(token_ids), states=states[b, :, :T].copy(),
                                   steps=list(steps), mixing=mix, final=final[b, :T].copy(), meta=dict(meta), text=text,
-                                  truncated=dropped))
+                                  truncated=dropped, guess_at=guess_at))
         return out
 
     def _steps(self, program=None) -> list[Step]:
@@ -345,7 +369,7 @@ class Encoder(nn.Module):
         return meta
 
     # ---- helpers ---------------------------------------------------------------------
-    def _ids_row(self, ids) -> tuple[list[int], list[str], int]:
+    def _ids_row(self, ids) -> tuple[list[int], list[str], int, int | None]:
         ids = [int(i) for i in (ids.tolist() if torch.is_tensor(ids) else ids)]
         if not ids:
             raise InputError("no token ids given")
@@ -355,7 +379,10 @@ class Encoder(nn.Module):
         if len(ids) > self.max_tokens():
             raise InputError(f"{len(ids)} tokens exceed this model's limit of {self.max_tokens()}")
         vocab = self.tokenizer.id_to_token if self.tokenizer else str
-        return ids, [vocab(i) for i in ids], 0
+        tokens = [vocab(i) for i in ids]
+        guess_at = (len(ids) - 1 if self.config.causal and self.config.lm_head else
+                    tokens.index(MASK_TOKEN) if self.has_mlm_head and MASK_TOKEN in tokens else None)
+        return ids, tokens, 0, guess_at
 
     def _as_batch(self, token_ids):
         """One id list/1-D tensor, or a batch of them, to padded ids [B, T] and the attention_mask [B, T] (True

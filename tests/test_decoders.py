@@ -137,3 +137,34 @@ def test_rescaled_rotary_positions_get_a_message(tokenizer, tmp_path):
     (tmp_path / "llama" / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(CheckpointError, match="rope_type 'llama3'"):
         macaron.load(tmp_path / "llama", device="cpu")
+
+
+def test_a_decoder_guesses_the_word_where_mask_was_typed_from_the_words_before(tokenizer, tmp_path):
+    """"he sat on the [MASK] ." : the decoder reads the sentence without the [MASK] and its guess for it is its
+    next word after "the", the same as for the text cut there; without a [MASK], the word after the sentence."""
+    theirs = build("gpt2", tmp_path / "gpt2", tokenizer)
+    model = macaron.load(tmp_path / "gpt2", device="cpu")
+    traj = model.trace("the cat sat on the [MASK] .")
+    cut = model.trace("the cat sat on the")
+    assert traj.causal and "[MASK]" not in traj.tokens and traj.tokens[:len(cut.tokens)] == cut.tokens
+    assert traj.guess_at == len(cut.tokens) - 1 and traj.tokens[traj.guess_at] == cut.tokens[-1]
+    with torch.no_grad():
+        expected = torch.softmax(theirs(torch.tensor([cut.token_ids])).logits[0, -1], -1)
+    lens = model.logit_lens(traj, traj.guess_at, k=5)
+    top = expected.topk(5)
+    assert [w for w, _ in lens[-1]] == [tokenizer.id_to_token(int(i)) for i in top.indices]
+    np.testing.assert_allclose([p for _, p in lens[-1]], top.values.numpy(), rtol=1e-4)
+    assert model.trace("the cat sat on the mat .").guess_at == len(model.trace("the cat sat on the mat .").tokens) - 1
+    first = model.trace("[MASK] cat")  # nothing before it to guess it from
+    assert first.guess_at is None and first.tokens == model.trace(" cat").tokens
+
+
+def test_an_encoder_guesses_at_its_mask_and_a_headless_model_nowhere(tmp_path):
+    from conftest import make_tiny_models, tiny_tokenizer
+
+    folder = make_tiny_models(tmp_path, tiny_tokenizer())
+    bert = macaron.load(folder / "tiny-transformer", device="cpu")
+    traj = bert.trace("the cat sat on the [MASK] .")
+    assert not traj.causal and traj.guess_at == traj.tokens.index("[MASK]")
+    assert bert.trace("the cat sat on the mat .").guess_at is None
+    assert macaron.Trajectory.from_dict(traj.to_dict()).guess_at == traj.guess_at
