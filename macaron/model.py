@@ -278,9 +278,12 @@ class Encoder(nn.Module):
         return ids, tokens, dropped, guess_at
 
     def _encode(self, text: str) -> tuple[list[int], list[str]]:
-        """Ids and display tokens of a text; a token the model could not read shows what it was ([UNK:…])."""
+        """Ids and display tokens of a text; a token the model could not read shows what it was ([UNK:…]), and a
+        decoder's byte-level or SentencePiece token the text it covers ("Ġbank" and "▁bank" read "bank")."""
         enc = self.tokenizer.encode(text)
         ids, tokens = list(enc.ids), list(enc.tokens)
+        if self.config.causal:
+            tokens = [text[a:b].strip() or ("␣" if text[a:b] else tok) for tok, (a, b) in zip(tokens, enc.offsets)]
         unk = self.tokenizer.token_to_id("[UNK]")
         for i, (tid, (a, b)) in enumerate(zip(ids, enc.offsets)):
             if tid == unk and b > a:  # show what the model could not read, not just [UNK]

@@ -168,3 +168,9 @@ def test_an_encoder_guesses_at_its_mask_and_a_headless_model_nowhere(tmp_path):
     assert not traj.causal and traj.guess_at == traj.tokens.index("[MASK]")
     assert bert.trace("the cat sat on the mat .").guess_at is None
     assert macaron.Trajectory.from_dict(traj.to_dict()).guess_at == traj.guess_at
+
+
+def test_a_decoders_particles_are_named_by_the_text_they_cover(tokenizer, tmp_path):
+    build("gpt2", tmp_path / "gpt2", tokenizer)
+    traj = macaron.load(tmp_path / "gpt2", device="cpu").trace("the cat sat on the mat .")
+    assert "".join(traj.tokens).replace("␣", "") == "thecatsatonthemat." and not any("Ġ" in t for t in traj.tokens)

@@ -274,13 +274,14 @@ def compare_panel(ms: Models, step: lesson.LessonStep, div_id: str, font_size: i
 
 
 def guesses_html(model, traj) -> tuple[str, list]:
-    """The model's own top 5 for the first [MASK] (its last state through its output head), as the app says them."""
-    if analysis.MASK_TOKEN not in traj.tokens or not model.has_mlm_head:
+    """The model's own top 5 where its head answers the sentence (the first [MASK]; a decoder's next word), its
+    last state through its output head, as the app says them."""
+    if traj.guess_at is None or not model.has_head:
         return "", []
-    pos = traj.tokens.index(analysis.MASK_TOKEN)
-    lens = model.logit_lens(traj, pos, k=5)
+    lens = model.logit_lens(traj, traj.guess_at, k=5)
     words = ", ".join(f"<b>{html.escape(w if w.isalnum() else f'“{w}”')}</b> {p:.0%}" for w, p in lens[-1])
-    return f"<p class='guesses'>Guesses for [MASK] (token {pos}), most likely first: {words}</p>", lens
+    return (f"<p class='guesses'>Guesses for {html.escape(analysis.guess_said(traj))}, most likely first: "
+            f"{words}</p>"), lens
 
 
 # ---- the page --------------------------------------------------------------------------------------

@@ -498,6 +498,7 @@ def model_label(model) -> str:
               (f" · steps of h = {c.step:g} to T = {c.time:g}" if c.step != 1 else "") + \
               (" · halves tied (one FFN)" if c.tied_halves else "") + \
               (" · states on a sphere (norms without gain)" if not c.norm_affine else "") + \
-              (f" · embeddings {c.embedding_size} → {c.d_model}" if c.embedding_size else "")
+              (f" · embeddings {c.embedding_size} → {c.d_model}" if c.embedding_size else "") + \
+              (" · causal (a decoder: each token sees only those before it)" if c.causal else "")
     family = f" · {c.hf_family}" if c.hf_family else ""  # a Hugging Face folder, by its family (macaron.hf)
     return f"{c.name}{family} · {scheme.layer} ({scheme.short}) · {c.n_layers}×{c.d_model} · {c.norm}-LN{variant}"
