@@ -86,9 +86,12 @@ def section_particles(o: dict) -> None:
     shown = [s for s in SCHEMES if s in o["shown"]]
     if not shown:
         st.info("Pick at least one scheme in the sidebar to compare with the exact flow.", icon=":material/info:")
+    # On a projector the room the screen leaves; else a height that fits 1280 × 720, 40 px less under a lesson step's
+    # words (two lines more above it)
+    height = (state.figure_size(False, "room_lab")["height"] if state.presenting() else
+              ANIMATION_HEIGHT - 40 * bool(state.lesson_step()))
     fig, visible = cache.toy_animation(o["kind"], o["n"], o["beta"], o["horizon"], o["n_steps"], o["solver"],
-                                       tuple(shown), o["magnify"], ANIMATION_HEIGHT - 40 * bool(state.lesson_step()))
-    # (a lesson step's words take two lines more above it: ▶ Play stays on a 1280 × 720 screen)
+                                       tuple(shown), o["magnify"], height)
     st.plotly_chart(fig, key="l_anim", **CHART)
     if "unsplit" in shown and o["solver"] == "exact":
         st.caption("Unsplit Euler appears with Euler sub-steps only: with exact sub-flows, the unsplit step "
