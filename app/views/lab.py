@@ -13,7 +13,7 @@ import lab_cache
 from macaron import bridge, orders, plot, toy, zoo
 from macaron.checkpoint import CheckpointError
 from macaron.plot.lab import model_colors, slope_text
-from macaron.plot.style import SchemeStyle, scheme_style
+from macaron.plot.style import SchemeStyle, scheme_name, scheme_style
 from macaron.schemes import SCHEMES
 
 SYSTEMS = {
@@ -367,6 +367,9 @@ def section_networks() -> tuple[dict, tuple]:
         st.info("Nothing to measure yet: pick a model that loads and a sentence it can read.", icon=":material/info:")
         return url, (pa, pb)
     colors = dict(zip([m[0] for m in measured], model_colors([m[2] for m in measured])))  # slot -> colour
+    causal = {slot: cache.load_model((pa, pb)[slot][1]).config.causal for slot, *_ in measured}
+    st.caption("Measured: " + "; ".join(f"**{name}**, {scheme_name(scheme)}" + (", causal (a decoder)" * causal[slot])
+                                        for slot, name, scheme, _ in measured) + ".")
 
     post_ln = any(r["norm"] is not None for *_, r in measured)
     st.subheader("3a · Is the step small?")
