@@ -1,8 +1,8 @@
 """The checkpoint folder format: config.json, safetensors shards (≤ 15 MiB each) with an index,
 tokenizer.json and a model card README.md. Nothing pickled is ever read.
 
-This module reads and writes the files and knows nothing of the network (Encoder.save calls `save`);
-macaron.loading builds an Encoder from a folder, ours or a Hugging Face family's (macaron.hf).
+This module reads and writes the files and knows nothing of the network (Model.save calls `save`);
+macaron.loading builds a Model from a folder, ours or a Hugging Face family's (macaron.hf).
 
 A tensor larger than a shard (the 8k × 512 embedding is 16 MiB) is stored as row blocks
 named `<name>.__part<i>` and joined again on load.

@@ -1,4 +1,4 @@
-"""ModelConfig: every architecture field of an encoder, and the named sizes."""
+"""ModelConfig: every architecture field of a model (encoder or decoder), and the named sizes."""
 from __future__ import annotations
 
 import dataclasses

@@ -1,4 +1,5 @@
-"""Encoders whose layers are splitting-scheme steps, and that can record every sub-step.
+"""Networks whose layers are splitting-scheme steps, and that can record every sub-step: encoders (every particle
+moves because of all the others) and decoders (causal: because of those before it).
 
 Shapes: B sentences, T tokens, d = d_model, H heads, V vocabulary.
 """
@@ -26,7 +27,7 @@ BATCH_TOKENS = {"cpu": 2048, "cuda": 1 << 16}
 
 
 class Intermediate(NamedTuple):
-    """One entry of `Encoder.forward(record=[])`, as x-transformers' intermediates: the residual stream after a
+    """One entry of `Model.forward(record=[])`, as x-transformers' intermediates: the residual stream after a
     sub-step (the embedding first) and that sub-step's mixing matrix (None for convection and the embedding)."""
 
     state: torch.Tensor  # [B, T, d]
@@ -115,7 +116,10 @@ class Layer(nn.Module):
         return x
 
 
-class Encoder(nn.Module):
+class Model(nn.Module):
+    """Tokens in, particles out: an embedding, layers that are steps of a splitting scheme (Layer), a final norm
+    (pre-LN) and a head that reads words off a state (BERT's masked-word head, or a decoder's next-word head)."""
+
     def __init__(self, cfg: ModelConfig, tokenizer=None):
         super().__init__()
         self.config, self.tokenizer = cfg, tokenizer
@@ -450,6 +454,6 @@ def _init_weights(m: nn.Module):
             nn.init.zeros_(m.bias)
 
 
-def build(config: ModelConfig, tokenizer=None) -> Encoder:
+def build(config: ModelConfig, tokenizer=None) -> Model:
     """A fresh model in eval mode (call .train() to train it)."""
-    return Encoder(config, tokenizer).eval()
+    return Model(config, tokenizer).eval()
