@@ -17,7 +17,7 @@ from .checkpoint import NO_TOKENIZER
 from .config import ModelConfig
 from .operators import ACTIVATION, norm, operator
 from .positions import Floater, sinusoids
-from .schemes import CONVECTION, FULL, Sub, substep_label, substep_times
+from .schemes import CONVECTION, DIFFUSION, FULL, Sub, substep_label, substep_times
 from .trajectory import MASK_TOKEN, Step, Trajectory
 
 FLOATER_MAX_TOKENS = 4096  # FLOATER extends past max_len; this bound keeps a trace within memory
@@ -77,14 +77,20 @@ class Layer(nn.Module):
     def plan(self) -> tuple[tuple[int, float, int], ...]:
         return tuple((k, s.fraction, 1) for k, s in enumerate(self.scheme))
 
-    def velocity(self, k: int, x, attention_mask=None, position=None, need_weights=False):
-        """The operator of sub-step k evaluated at state x: (v [B, T, d], mixing or None)."""
+    def velocity(self, k: int, x, attention_mask=None, position=None, need_weights=False, part: str | None = None):
+        """The operator of sub-step k evaluated at state x: (v [B, T, d], mixing or None). `part`, of an unsplit
+        sub-step (F + G at once): its attention (DIFFUSION) or its FFN (CONVECTION) alone."""
         inp = x if self.post_norm else self.norms[k](x)
+        op = self.ops[k]
         if self.scheme[k].kind == CONVECTION:
-            return self.ops[k](inp), None
-        if self.scheme[k].kind == FULL:  # GPT-NeoX's FFN reads its own norm of x
-            return self.ops[k](inp, attention_mask, position, need_weights, raw=x)
-        return self.ops[k](inp, attention_mask, position, need_weights)
+            return op(inp), None
+        if self.scheme[k].kind != FULL:
+            return op(inp, attention_mask, position, need_weights)
+        if part == DIFFUSION:
+            return op.diffusion(inp, attention_mask, position, need_weights)
+        if part == CONVECTION:
+            return op.convection(inp if op.ffn_norm is None else op.ffn_norm(x)), None
+        return op(inp, attention_mask, position, need_weights, raw=x)  # GPT-NeoX's FFN reads its own norm of x
 
     def substep(self, k: int, x, attention_mask=None, position=None, need_weights=False, fraction: float | None = None,
                 moves: int = 1, sizes: list | None = None):
@@ -99,10 +105,10 @@ class Layer(nn.Module):
         return (self.norms[k](x) if self.post_norm else x), weights
 
     def move(self, k: int, x, h: float, attention_mask=None, position=None, need_weights=False,
-             sizes: list | None = None):
-        """One Euler move of sub-step k's operator for a fraction h of the layer's step, x + step·h·op,
-        without a post-LN norm: (x', mixing)."""
-        v, weights = self.velocity(k, x, attention_mask, position, need_weights)
+             sizes: list | None = None, part: str | None = None):
+        """One Euler move of sub-step k's operator (or of one part of an unsplit sub-step: velocity) for a fraction
+        h of the layer's step, x + step·h·op, without a post-LN norm: (x', mixing)."""
+        v, weights = self.velocity(k, x, attention_mask, position, need_weights, part)
         dx = self.step * h * self.drop(v)
         if sizes is not None:  # the move relative to the state, squared: what a penalty keeps small
             sizes.append((dx.float().pow(2).sum(-1) / x.float().pow(2).sum(-1).clamp_min(1e-12)).mean())

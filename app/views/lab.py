@@ -357,7 +357,7 @@ def section_networks() -> tuple[dict, tuple]:
             continue
         try:
             report = lab_cache.layer_report(pick[1], text)
-        except ValueError as e:  # e.g. an unsplit model: no separate attention and FFN to swap
+        except ValueError as e:  # a model without both an attention and an FFN to swap
             st.warning(f"{pick[0]}: {e}", icon=":material/info:")
             continue
         measured.append((slot, pick[0], cache.load_model(pick[1]).config.scheme, report))
