@@ -59,7 +59,7 @@ def small(kind: str, vocab: int, **extra):
 
 
 @pytest.fixture(scope="module")
-def tokenizer():
+def bpe():
     return byte_bpe()
 
 
@@ -80,8 +80,8 @@ FAMILIES = ["gpt2", "gpt_neox", "gpt_neox-sequential", "llama", "llama-tied", "m
 
 
 @pytest.mark.parametrize("kind", FAMILIES)
-def test_a_decoder_matches_transformers_after_every_layer(kind, tokenizer, tmp_path):
-    theirs = build(kind, tmp_path / kind, tokenizer)
+def test_a_decoder_matches_transformers_after_every_layer(kind, bpe, tmp_path):
+    theirs = build(kind, tmp_path / kind, bpe)
     ours = macaron.load(tmp_path / kind, device="cpu")
     assert ours.config.causal and ours.config.lm_head
     scheme = "unsplit" if kind == "gpt_neox" else "transformer"  # NeoX's parallel block: the unsplit step
@@ -110,8 +110,8 @@ def test_a_decoder_matches_transformers_after_every_layer(kind, tokenizer, tmp_p
         assert [s.kind for s in traj.steps] == [FULL] * 3
 
 
-def test_a_padded_batch_traces_as_one_sentence_at_a_time(tokenizer, tmp_path):
-    build("llama", tmp_path / "llama", tokenizer)
+def test_a_padded_batch_traces_as_one_sentence_at_a_time(bpe, tmp_path):
+    build("llama", tmp_path / "llama", bpe)
     model = macaron.load(tmp_path / "llama", device="cpu")
     batch = model.trace(TEXTS)
     for text, traj in zip(TEXTS, batch):
@@ -119,8 +119,8 @@ def test_a_padded_batch_traces_as_one_sentence_at_a_time(tokenizer, tmp_path):
         np.testing.assert_allclose(traj.states, alone.states, atol=1e-5)
 
 
-def test_a_long_text_keeps_its_first_tokens(tokenizer, tmp_path):
-    build("gpt2", tmp_path / "gpt2", tokenizer)
+def test_a_long_text_keeps_its_first_tokens(bpe, tmp_path):
+    build("gpt2", tmp_path / "gpt2", bpe)
     model = macaron.load(tmp_path / "gpt2", device="cpu")
     long = " ".join(CORPUS * 20)
     traj = model.trace(long)
@@ -128,10 +128,10 @@ def test_a_long_text_keeps_its_first_tokens(tokenizer, tmp_path):
     assert traj.token_ids == model.tokenize(long, 10_000)[0][:64]
 
 
-def test_rescaled_rotary_positions_get_a_message(tokenizer, tmp_path):
+def test_rescaled_rotary_positions_get_a_message(bpe, tmp_path):
     import json
 
-    build("llama", tmp_path / "llama", tokenizer)
+    build("llama", tmp_path / "llama", bpe)
     cfg = json.loads((tmp_path / "llama" / "config.json").read_text())
     cfg["rope_parameters"] = dict(rope_type="llama3", rope_theta=500000.0, factor=8.0)
     (tmp_path / "llama" / "config.json").write_text(json.dumps(cfg))
@@ -139,10 +139,10 @@ def test_rescaled_rotary_positions_get_a_message(tokenizer, tmp_path):
         macaron.load(tmp_path / "llama", device="cpu")
 
 
-def test_a_decoder_guesses_the_word_where_mask_was_typed_from_the_words_before(tokenizer, tmp_path):
+def test_a_decoder_guesses_the_word_where_mask_was_typed_from_the_words_before(bpe, tmp_path):
     """"he sat on the [MASK] ." : the decoder reads the sentence without the [MASK] and its guess for it is its
     next word after "the", the same as for the text cut there; without a [MASK], the word after the sentence."""
-    theirs = build("gpt2", tmp_path / "gpt2", tokenizer)
+    theirs = build("gpt2", tmp_path / "gpt2", bpe)
     model = macaron.load(tmp_path / "gpt2", device="cpu")
     traj = model.trace("the cat sat on the [MASK] .")
     cut = model.trace("the cat sat on the")
@@ -152,7 +152,7 @@ def test_a_decoder_guesses_the_word_where_mask_was_typed_from_the_words_before(t
         expected = torch.softmax(theirs(torch.tensor([cut.token_ids])).logits[0, -1], -1)
     lens = model.logit_lens(traj, traj.guess_at, k=5)
     top = expected.topk(5)
-    assert [w for w, _ in lens[-1]] == [tokenizer.id_to_token(int(i)) for i in top.indices]
+    assert [w for w, _ in lens[-1]] == [bpe.id_to_token(int(i)) for i in top.indices]
     np.testing.assert_allclose([p for _, p in lens[-1]], top.values.numpy(), rtol=1e-4)
     assert model.trace("the cat sat on the mat .").guess_at == len(model.trace("the cat sat on the mat .").tokens) - 1
     first = model.trace("[MASK] cat")  # nothing before it to guess it from
@@ -170,7 +170,53 @@ def test_an_encoder_guesses_at_its_mask_and_a_headless_model_nowhere(tmp_path):
     assert macaron.Trajectory.from_dict(traj.to_dict()).guess_at == traj.guess_at
 
 
-def test_a_decoders_particles_are_named_by_the_text_they_cover(tokenizer, tmp_path):
-    build("gpt2", tmp_path / "gpt2", tokenizer)
+def test_a_decoders_particles_are_named_by_the_text_they_cover(bpe, tmp_path):
+    build("gpt2", tmp_path / "gpt2", bpe)
     traj = macaron.load(tmp_path / "gpt2", device="cpu").trace("the cat sat on the mat .")
     assert "".join(traj.tokens).replace("␣", "") == "thecatsatonthemat." and not any("Ġ" in t for t in traj.tokens)
+
+
+# ---- in the app ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def decoders(bpe, tmp_path_factory):
+    root = tmp_path_factory.mktemp("decoders")
+    for kind in ("gpt2", "gpt_neox", "llama"):
+        build(kind, root / kind, bpe)
+    return root
+
+
+def test_decoders_open_in_particles_compare_and_dynamics(decoders, app_env, monkeypatch):
+    """Each family in Particles (causal matrices drawn, its next-word guess for the [MASK] said), beside an encoder in
+    Compare on one layer clock, and in Dynamics, without an exception."""
+    import json
+
+    from streamlit.testing.v1 import AppTest
+
+    from test_app import MAIN, TIMEOUT, spec, texts
+    from test_plot import decoded
+
+    monkeypatch.delenv("MACARON_MODELS_DIR", raising=False)
+    monkeypatch.setenv("MACARON_MODELS", ",".join([str(app_env / "tiny-transformer")] +
+                                                  [str(decoders / k) for k in ("gpt2", "gpt_neox", "llama")]))
+
+    def page(path: str | None, query: dict) -> AppTest:
+        at = AppTest.from_file(MAIN, default_timeout=TIMEOUT)
+        at.query_params.update(query)
+        at.run()
+        if path:
+            at.switch_page(path)
+            at.run()
+        assert not at.exception, [e.message for e in at.exception]
+        return at
+
+    for kind in ("gpt2", "gpt_neox", "llama"):
+        at = page(None, {"s": "the cat sat on the [MASK] .", "m": kind, "frame": "1"})
+        said = texts(at.markdown)
+        assert "Final guesses for the next word after “the”" in said and "[MASK] stands" in said
+        assert "causal" in texts(at.caption)
+        fig = spec(at)
+        matrix = decoded(next(d for d in fig["data"] if d["type"] == "heatmap")["z"]).astype(float)
+        assert matrix.shape[0] > 2 and np.allclose(np.triu(matrix, 1), 0) and (np.tril(matrix) > 0).any()
+    at = page("views/compare.py", {"s": "the cat sat on the mat .", "a": "gpt_neox", "b": "tiny-transformer"})
+    assert json.dumps(spec(at)["layout"]["title"]["text"]).count("layer time") == 1
+    page("views/dynamics.py", {"s": "the cat sat on the mat .", "a": "llama", "b": "gpt2"})
