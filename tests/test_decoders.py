@@ -220,3 +220,39 @@ def test_decoders_open_in_particles_compare_and_dynamics(decoders, app_env, monk
     at = page("views/compare.py", {"s": "the cat sat on the mat .", "a": "gpt_neox", "b": "tiny-transformer"})
     assert json.dumps(spec(at)["layout"]["title"]["text"]).count("layer time") == 1
     page("views/dynamics.py", {"s": "the cat sat on the mat .", "a": "llama", "b": "gpt2"})
+
+
+def test_bad_decoder_folders_get_a_message(bpe, tmp_path):
+    """Weights that do not match config.json, a cut-off weights file, a tokenizer larger than the embedding, a
+    family not mapped: one CheckpointError each, naming the file or the field."""
+    import json
+    import shutil
+
+    good = tmp_path / "good"
+    build("gpt2", good, bpe)
+
+    def variant(name: str):
+        folder = tmp_path / name
+        shutil.copytree(good, folder)
+        return folder
+
+    deeper = variant("deeper")  # config.json says 4 layers, the weights hold 3
+    cfg = json.loads((deeper / "config.json").read_text())
+    (deeper / "config.json").write_text(json.dumps(dict(cfg, n_layer=4)))
+    with pytest.raises(CheckpointError, match="h.3"):
+        macaron.load(deeper, device="cpu")
+    cut = variant("cut")
+    data = (cut / "model.safetensors").read_bytes()
+    (cut / "model.safetensors").write_bytes(data[: len(data) // 2])
+    with pytest.raises(CheckpointError, match="model.safetensors"):
+        macaron.load(cut, device="cpu")
+    small_vocab = variant("small-vocab")
+    cfg = json.loads((small_vocab / "config.json").read_text())
+    (small_vocab / "config.json").write_text(json.dumps(dict(cfg, vocab_size=cfg["vocab_size"] - 10)))
+    with pytest.raises(CheckpointError, match="tokenizer.json|vocab"):
+        macaron.load(small_vocab, device="cpu")
+    other = variant("other")
+    cfg = json.loads((other / "config.json").read_text())
+    (other / "config.json").write_text(json.dumps(dict(cfg, model_type="falcon", architectures=["FalconForCausalLM"])))
+    with pytest.raises(CheckpointError, match="decoder of a family we do not map.*GPT-2 \\(gpt2\\)"):
+        macaron.load(other, device="cpu")
