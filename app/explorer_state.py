@@ -255,14 +255,14 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
     choice = st.selectbox(label, options, key=key, label_visibility=LABELS[presenting()],
                           help="Shipped models live in pretrained/." + (
                               " Choose the last entry to open a folder of your own: a Macaron Explorer checkpoint "
-                              "or a Hugging Face encoder folder (config.json, model.safetensors, tokenizer.json) "
-                              f"of these families: {LOADS}."
+                              "or a Hugging Face encoder or decoder folder (config.json, model.safetensors, "
+                              f"tokenizer.json) of these families: {LOADS}."
                               if roots else ""))
     if choice != CUSTOM:
         return choice, model_paths()[choice]
     folder = st.text_input("Model folder", key=folder_key, placeholder="/path/to/model-folder",
                            help="A folder on the server, inside the folders it allows: ours (config.json with a "
-                                "'scheme') or a Hugging Face encoder folder.")
+                                "'scheme') or a Hugging Face encoder or decoder folder.")
     folder = (folder or "").strip()
     if not folder:
         st.info("Type the path of a model folder on the server.", icon=":material/folder_open:")

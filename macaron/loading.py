@@ -1,4 +1,4 @@
-"""Loading a model: a folder (ours, or a Hugging Face encoder of a family in macaron.hf) or the name of a
+"""Loading a model: a folder (ours, or a Hugging Face encoder or decoder of a family in macaron.hf) or the name of a
 shipped model to a Model in eval mode, at any stage of its training (macaron.milestones).
 
 The one load path sits above the pieces it joins: the folder format (macaron.checkpoint), the Hugging Face
@@ -26,9 +26,9 @@ from .model import Model
 
 
 def load(path_or_name, device: str | torch.device | None = None, at: int | None = None):
-    """A model folder (or the name of a shipped model) to a Model in eval mode: ours, or a
-    Hugging Face encoder folder of a family in macaron.hf.FAMILIES (mapped there). `at=tokens`: the model at
-    the stage of its training nearest that many tokens (macaron.milestones; `model.milestone` says which)."""
+    """A model folder (or the name of a shipped model) to a Model in eval mode: ours, or a Hugging Face encoder or
+    decoder folder of a family macaron.hf maps (FAMILIES, macaron.decoders.DECODERS). `at=tokens`: the model at the
+    stage of its training nearest that many tokens (macaron.milestones; `model.milestone` says which)."""
     if at is not None:
         return load_at(path_or_name, at, device)
     folder = resolve(path_or_name)
