@@ -366,3 +366,17 @@ def test_the_experiments_change_the_order_once_per_order_of_the_operators():
         names = [e.name for e in D.standard_experiments(model) if e.kind == "order" and "·" not in e.name]
         assert "as Strang–Marchuk: ½G, F, ½G" in names or model.config.scheme == "macaron"
         assert not any("G in halves" in n for n in names), names
+
+
+def test_attention_to_the_first_token_against_uniform_attention():
+    """Uniform attention over what each row sees gives 1, with or without a causal mask; every row on the first
+    token gives T for an encoder and, causal, 1 / mean_i 1/(i + 1) over rows i = 1 … T−1 (by hand for T = 4)."""
+    T = 4
+    uniform = np.full((1, T, T), 1 / T)
+    causal_uniform = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
+    sink = np.zeros((1, T, T))
+    sink[..., 0] = 1.0
+    assert D.first_token_lift(uniform, causal=False) == pytest.approx([1.0])
+    assert D.first_token_lift(causal_uniform[None], causal=True) == pytest.approx([1.0])
+    assert D.first_token_lift(sink, causal=False) == pytest.approx([T])
+    assert D.first_token_lift(sink, causal=True) == pytest.approx([1 / ((1 / 2 + 1 / 3 + 1 / 4) / 3)])

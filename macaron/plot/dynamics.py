@@ -27,6 +27,7 @@ AXIS = {
     "entropy": "attention entropy / log T",
     "attention_rank": "attention effective rank / T",
     "ds_gap": "distance from doubly stochastic",
+    "first_token": "attention to the first token ÷ uniform",
 }
 
 
@@ -64,6 +65,12 @@ CHARTS = {
     "attention_rank": ("Low-rank attention",
                        "The effective rank of the attention matrix as a share of the number of tokens: low = "
                        "few directions of mixing.", "Geshkovski et al. 2023"),
+    "first_token": ("Attention to the first token",
+                    "What the other tokens give the first one, over what uniform attention over the tokens each sees "
+                    "would give it (1/T; in a decoder token i sees i + 1): 1 = no more than uniform, far above = an "
+                    "attention sink, where attention goes when it has nowhere else to go. Under a causal mask leading "
+                    "is no test of it: every token sees the first, so even uniform attention makes it lead.",
+                    "Xiao, Tian, Chen, Han & Lewis 2024, attention sinks"),
     "leaders": ("Leaders",
                 "How often each kind of token receives the most attention of a head, relative to chance: the "
                 "theory predicts a few leaders that the others follow.", "Geshkovski et al. 2023"),
