@@ -210,7 +210,8 @@ def test_decoders_open_in_particles_compare_and_dynamics(decoders, app_env, monk
         return at
 
     for kind in ("gpt2", "gpt_neox", "llama"):
-        at = page(None, {"s": "the cat sat on the [MASK] .", "m": kind, "frame": "1"})
+        at = page(None, {"s": "the cat sat on the [MASK] .", "m": kind, "frame": "1", "attr": "1"})
+        assert "the next word after token" in texts(at.caption)  # Captum explains the guess it names
         said = texts(at.markdown)
         assert "Final guesses for the next word after “the”" in said and "[MASK] stands" in said
         assert "causal" in texts(at.caption)
