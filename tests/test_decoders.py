@@ -257,3 +257,24 @@ def test_bad_decoder_folders_get_a_message(bpe, tmp_path):
     (other / "config.json").write_text(json.dumps(dict(cfg, model_type="falcon", architectures=["FalconForCausalLM"])))
     with pytest.raises(CheckpointError, match="decoder of a family we do not map.*GPT-2 \\(gpt2\\)"):
         macaron.load(other, device="cpu")
+
+
+def test_the_lab_measures_a_decoders_operators_and_names_its_scheme(decoders, app_env, monkeypatch):
+    """Section 3 on a GPT-NeoX folder (the parallel block: its attention and FFN swapped inside the one unsplit
+    sub-step) and a Llama one (Lie–Trotter): both measured, each named with its scheme and as causal."""
+    from streamlit.testing.v1 import AppTest
+
+    from test_app import MAIN, TIMEOUT
+
+    monkeypatch.delenv("MACARON_MODELS_DIR", raising=False)
+    monkeypatch.setenv("MACARON_MODELS", ",".join(str(decoders / k) for k in ("gpt_neox", "llama")))
+    at = AppTest.from_file(MAIN, default_timeout=TIMEOUT)
+    at.query_params.update({"a": "gpt_neox", "b": "llama", "s": "the cat sat on the mat ."})
+    at.run()
+    at.switch_page("views/lab.py")
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    measured = next(str(c.value) for c in at.caption if str(c.value).startswith("Measured:"))
+    assert "**gpt_neox**, unsplit Euler (no splitting), causal" in measured
+    assert "**llama**, Lie–Trotter (Transformer layer), causal" in measured
+    assert not [w.value for w in at.warning if "attention and FFN" in str(w.value)]
