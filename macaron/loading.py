@@ -46,7 +46,7 @@ def load_folder(folder: Path, kind: str, fields: dict, device=None):
     else:
         config = model_config(fields, folder)  # a wrong config.json is named before the weights are read
         state = read_weights(folder)
-    model = Model(config, read_tokenizer(folder, config.vocab_size))
+    model = Model(config, read_tokenizer(folder, config.vocab_size, bert_names=not config.causal))
     expected = model.state_dict()
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))

@@ -265,8 +265,8 @@ class Model(nn.Module):
         before, mask, after = text.partition(MASK_TOKEN) if self.config.causal else (text, "", "")
         ids, tokens = self._encode(before.rstrip() if mask else before)
         guess_at = len(ids) - 1 if mask else None  # -1: nothing before the [MASK] to guess it from
-        if after.strip():
-            more = self._encode(after)
+        if after.strip():  # the rest of the same text: no second beginning-of-text token
+            more = self._encode(after, specials=False)
             ids, tokens = ids + more[0], tokens + more[1]
         if not ids or (len(ids) <= 2 and ids[0] == self.tokenizer.token_to_id("[CLS]")):  # no words, or [CLS] [SEP]
             raise InputError("The text has no readable tokens: type a sentence with words in it.")
@@ -287,10 +287,10 @@ class Model(nn.Module):
             guess_at = tokens.index(MASK_TOKEN) if self.has_mlm_head and MASK_TOKEN in tokens else None
         return ids, tokens, dropped, guess_at
 
-    def _encode(self, text: str) -> tuple[list[int], list[str]]:
+    def _encode(self, text: str, specials: bool = True) -> tuple[list[int], list[str]]:
         """Ids and display tokens of a text; a token the model could not read shows what it was ([UNK:…]), and a
         decoder's byte-level or SentencePiece token the text it covers ("Ġbank" and "▁bank" read "bank")."""
-        enc = self.tokenizer.encode(text)
+        enc = self.tokenizer.encode(text, add_special_tokens=specials)
         ids, tokens = list(enc.ids), list(enc.tokens)
         if self.config.causal:
             tokens = [text[a:b].strip() or ("␣" if text[a:b] else tok) for tok, (a, b) in zip(tokens, enc.offsets)]

@@ -278,3 +278,22 @@ def test_the_lab_measures_a_decoders_operators_and_names_its_scheme(decoders, ap
     assert "**gpt_neox**, unsplit Euler (no splitting), causal" in measured
     assert "**llama**, Lie–Trotter (Transformer layer), causal" in measured
     assert not [w.value for w in at.warning if "attention and FFN" in str(w.value)]
+
+
+def test_a_decoders_beginning_of_text_keeps_its_name(bpe, tmp_path):
+    """A Llama-style tokenizer that puts <s> before the text: the particle reads <s> (BERT's names are for
+    encoders' specials: it is not a [CLS]), and it is traced like any other token."""
+    from tokenizers import processors
+
+    tok = byte_bpe()
+    tok.add_special_tokens(["<s>"])
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A",
+                                                       special_tokens=[("<s>", tok.token_to_id("<s>"))])
+    build("llama", tmp_path / "llama", tok)
+    model = macaron.load(tmp_path / "llama", device="cpu")
+    traj = model.trace("the cat sat .")
+    assert traj.tokens[0] == "<s>" and "[CLS]" not in traj.tokens
+    masked = model.trace("the cat [MASK] .")  # one <s>, at the start, though the text is read in two parts
+    assert masked.tokens.count("<s>") == 1 and masked.tokens[:masked.guess_at + 1] == model.trace("the cat").tokens
+    first = model.trace("[MASK] cat sat .")  # the first word is guessed from <s> alone
+    assert first.guess_at == 0 and first.tokens[0] == "<s>"
