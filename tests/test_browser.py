@@ -332,6 +332,11 @@ def test_presenter_plane_fills_the_screen_at_true_aspect(server, browser, size, 
                               ".map(t => t.textContent)")
         assert columns == ["[CLS]", "the", "cat", "sat", "on", "the", "mat", ".", "[SEP]"]
         pg.screenshot(path=str(SHOTS / f"presenter_{size[0]}x{size[1]}.png"))
+        if size[0] == 1280:  # a window made taller (or a screen rotated): the plane follows
+            pg.set_viewport_size({"width": 1280, "height": 960})
+            pg.wait_for_function(f"() => document.querySelector('.js-plotly-plot .nsewdrag')"
+                                 f".getBoundingClientRect().height > {plane['height'] + 150}", timeout=30_000)
+            fits(pg, ".js-plotly-plot .updatemenu-button")
         if size[0] == 1920:
             pg.goto(f"{url}/compare?present=1")
             settle(pg)
