@@ -339,13 +339,13 @@ def token_similarity_over_depth(states_a: np.ndarray, i: int, states_b: np.ndarr
 
 # ---- what the head answers ---------------------------------------------------------------------
 def guess_said(traj: Trajectory) -> str:
-    """What the guesses read at traj.guess_at are, in words (the app, the lesson and the command line say it so):
-    an encoder's word at its [MASK]; a decoder's next word, from the words before it only."""
+    """What the guesses read at traj.guess_at are for, in words (the app, the lesson and the command line say it
+    so): an encoder's [MASK]; a decoder's next word, from the words before it only."""
     i = traj.guess_at
     if i is None:
         return ""
     if not traj.causal:
-        return f"the word at [MASK] (token {i})"
+        return f"[MASK] (token {i})"
     after = f"the next word after “{traj.tokens[i]}” (token {i}), read from the words before it only"
     return f"{after}: the word it expects where [MASK] stands" if MASK_TOKEN in traj.text else \
         f"{after}: the word after the sentence"
