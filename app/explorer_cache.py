@@ -40,8 +40,8 @@ def warm(paths: tuple[str, ...], text: str) -> int:
     for path in paths:
         try:
             traj = _trace(path, text)[0]
-            proj, ranges = stage_frame(stages(path), path, text, 2, True, True)  # every stage, where it has them
-            plot.particles(traj, proj, ranges=ranges)
+            proj, _ = stage_frame(stages(path), path, text, 2, True, True)  # every stage, where it has them
+            plot.particles(traj, proj)
             plot.displacement([traj])
         except Exception:  # a folder that does not load is reported by the page that opens it
             pass
@@ -176,23 +176,24 @@ def project(path: str, text: str, k: int, normalised: bool, hide_special: bool) 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _stage_frames(paths: tuple[str, ...], text: str, k: int, normalised: bool, hide_special: bool):
-    """One PCA of a sentence's states at every stage of training, and one axis range over all of them."""
-    return plot.one_frame([_trace(p, text)[0] for p in paths], k, normalised, hide_special)
+    """One PCA of a sentence's states at every stage of training."""
+    return analysis.project_together(*(_trace(p, text)[0] for p in paths), k=k, normalised=normalised,
+                                     hide_special=hide_special)
 
 
 def stage_frame(stages: list[tuple[str, str, str]], path: str, text: str, k: int, normalised: bool,
-                hide_special: bool) -> tuple[analysis.Projection, list | None]:
-    """(projection, axis ranges) for `path`'s trace of `text`. Where the model has stages of training: one
-    PCA of the sentence at every stage and one range over them all, so moving between stages keeps the
-    frame. Its own projection and ranges None otherwise, or when another stage does not load."""
+                hide_special: bool) -> tuple[analysis.Projection, bool]:
+    """(projection, whether it is shared) for `path`'s trace of `text`. Where the model has stages of training:
+    one PCA of the sentence at every stage, so moving between stages keeps the directions (each stage is drawn
+    at its own scale: the cloud of the weights shipped is far smaller than the random start's, and would fill a
+    corner of a range over both). Its own projection otherwise, or when another stage does not load."""
     paths = tuple(p for *_, p in stages)
     if len(paths) > 1 and path in paths:
         try:
-            every, ranges = _stage_frames(paths, text, k, normalised, hide_special)
-            return every[paths.index(path)], ranges
+            return _stage_frames(paths, text, k, normalised, hide_special)[paths.index(path)], True
         except Exception:  # e.g. a random start that does not rebuild here: this stage alone still draws
             pass
-    return project(path, text, k, normalised, hide_special), None
+    return project(path, text, k, normalised, hide_special), False
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)

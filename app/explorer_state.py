@@ -12,6 +12,7 @@ from typing import Callable
 
 import streamlit as st
 
+import browser
 import macaron
 from macaron import lesson
 from macaron.checkpoint import PRETRAINED, default_pair
@@ -19,6 +20,7 @@ from macaron.hf import LOADS
 from macaron.plot.style import model_label  # noqa: F401  (the pages label models with it)
 
 CUSTOM = "Your own model folder…"
+LABELS = {False: "visible", True: "collapsed"}  # the inputs' labels; on a projector the boxes speak for themselves
 URL_MAX_VALUE = 2000  # longer values (a pasted page of text) stay out of the link
 
 # The teaching sentences, the opening one and the guided lesson are the library's (macaron.lesson): the app
@@ -182,18 +184,22 @@ def default_paths() -> tuple[str, ...]:
 def header(title: str, intro: str) -> None:
     """A page's title and the sentence that says what it shows; during the guided lesson, the step's
     sentence instead, with the way back and on."""
-    st.title(title)
     k = lesson_step()
+    if k is None and presenting():  # a projector: the plane gets the room, the words wait behind the title's ⓘ
+        st.title(title, help=intro)
+        return
+    st.title(title)
     if k is None:
         st.markdown(intro)
         return
     step = LESSON[k - 1]
-    text, back, on = st.columns([10, 2, 2], vertical_alignment="center")
+    text, back, on = st.columns([10, 2.2, 2.6], vertical_alignment="center")  # room for the keys' names
     text.markdown(f":material/school: **Lesson {k} of {len(LESSON)} · {step.title}.** {step.say}")
-    if k > 1:
-        lesson_link(k - 1, "Back", back, icon=":material/arrow_back:", key="back")
+    if k > 1:  # a presenter's clicker sends PageUp / PageDown (some send ← / →: browser.lesson_keys)
+        lesson_link(k - 1, "Back", back, icon=":material/arrow_back:", key="back", shortcut="PageUp")
     if k < len(LESSON):
-        lesson_link(k + 1, "Next", on, icon=":material/arrow_forward:", key="next")
+        lesson_link(k + 1, "Next", on, icon=":material/arrow_forward:", key="next", shortcut="PageDown")
+    browser.lesson_keys()
 
 
 def models_on_offer() -> tuple[list[str], str | None, str | None]:
@@ -246,17 +252,17 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
         st.session_state[key] = fallback or (CUSTOM if roots else None)
     if not options:
         return None
-    choice = st.selectbox(label, options, key=key,
+    choice = st.selectbox(label, options, key=key, label_visibility=LABELS[presenting()],
                           help="Shipped models live in pretrained/." + (
                               " Choose the last entry to open a folder of your own: a Macaron Explorer checkpoint "
-                              "or a Hugging Face encoder folder (config.json, model.safetensors, tokenizer.json) "
-                              f"of these families: {LOADS}."
+                              "or a Hugging Face encoder or decoder folder (config.json, model.safetensors, "
+                              f"tokenizer.json) of these families: {LOADS}."
                               if roots else ""))
     if choice != CUSTOM:
         return choice, model_paths()[choice]
     folder = st.text_input("Model folder", key=folder_key, placeholder="/path/to/model-folder",
                            help="A folder on the server, inside the folders it allows: ours (config.json with a "
-                                "'scheme') or a Hugging Face encoder folder.")
+                                "'scheme') or a Hugging Face encoder or decoder folder.")
     folder = (folder or "").strip()
     if not folder:
         st.info("Type the path of a model folder on the server.", icon=":material/folder_open:")
@@ -304,12 +310,23 @@ def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str,
     return out, (chosen if chosen != options[-1] else None)
 
 
-def figure_size(stage_line: bool) -> dict:
-    """The animation's size: on a projector (presenter mode) wide, large type, and 60 px shorter where a
-    stage-of-training control takes a line above it, so ▶ Play stays on the first screen."""
+def figure_size(stage_line: bool, key: str) -> dict:
+    """The animation's size. On a projector (presenter mode, large type) the room the browser reports below this
+    point (app/browser.py), so the plane is as tall as the screen allows with ▶ Play still on it; until the browser
+    has reported it, a size that fits 1280 × 720 (60 px shorter where a stage-of-training control takes a line
+    above). Elsewhere the height that fits 1280 × 720 and 1024 × 768 beside the sidebar."""
     if not presenting():
         return dict(height=480)
-    return dict(height=430 - 60 * stage_line, width=(960, 1860), font_size=17)
+    room = browser.room(key)
+    if room is None:
+        return dict(height=430 - 60 * stage_line, width=(960, 1860), font_size=PRESENTER_FONT)
+    width, height = room
+    return dict(height=max(MIN_HEIGHT, height - BELOW), width=max(width, 480), font_size=PRESENTER_FONT)
+
+
+PRESENTER_FONT = 18  # px: token labels and axis titles read from the back of a classroom
+MIN_HEIGHT = 360     # px: below this a plane is not worth drawing; the page scrolls instead
+BELOW = 8            # px left under the figure (the measuring point takes no room: main.py's CSS)
 
 
 def model_pair(labels: tuple[str, str], keys: tuple[str, str], names: list[str], defaults: tuple) -> tuple:
@@ -337,6 +354,7 @@ def preset_picker(text_key: str, key: str) -> None:
         st.session_state[key] = "(choose one)"  # the box is a menu, not a state: the sentence box holds it
 
     st.selectbox("Preset sentences", ["(choose one)"] + list(PRESETS), key=key, on_change=apply,
+                 label_visibility=LABELS[presenting()],
                  help="Sentences chosen to teach: two senses of 'bank', masked words to guess, a long one. "
                       + lesson.WHAT_THEY_KNOW)
 
@@ -346,7 +364,8 @@ def sentence_input(key: str, preset_key: str, columns=(5, 2), **text_input) -> t
     remaining columns) so a page can put more beside them."""
     init_widget(key, "s", DEFAULT_SENTENCE)
     row = st.columns(list(columns))
-    text = row[0].text_input("Sentence", key=key, placeholder="Type a sentence and press Enter", **text_input)
+    text = row[0].text_input("Sentence", key=key, placeholder="Type a sentence and press Enter",
+                             label_visibility=LABELS[presenting()], **text_input)
     with row[1]:
         preset_picker(key, preset_key)
     link_limit_note(text)
@@ -419,10 +438,12 @@ def lesson_view(k: int) -> dict:
     return dict(_lesson_params(k), lesson=str(k), **({"present": "1"} if presenting() else {}))
 
 
-def lesson_link(k: int, label: str | None = None, where=st, icon: str | None = None, key: str = "") -> None:
+def lesson_link(k: int, label: str | None = None, where=st, icon: str | None = None, key: str = "",
+                shortcut: str | None = None) -> None:
     """A button that opens step k's page and view (a button, not st.page_link, which would light up
     every step on the current page as if it were the one open)."""
-    if where.button(label or f"{k} · {LESSON[k - 1].title}", key=f"lesson{key}{k}", icon=icon, type="tertiary"):
+    if where.button(label or f"{k} · {LESSON[k - 1].title}", key=f"lesson{key}{k}", icon=icon, type="tertiary",
+                    shortcut=shortcut):
         st.switch_page(LESSON[k - 1].page, query_params=lesson_view(k))
 
 

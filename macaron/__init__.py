@@ -8,11 +8,11 @@ from .checkpoint import CheckpointError, available, default_pair
 from .config import ModelConfig
 from .loading import from_hf_bert, load
 from .milestones import Milestone, milestones
-from .model import Encoder, InputError, build
+from .model import InputError, Model, build
 from .runtime import set_threads
 from .schemes import ATT_FFN_ATT, LIE_TROTTER, SCHEMES, STRANG, Scheme, Sub, get_scheme
 from .trajectory import Step, Trajectory
 
-__all__ = ["ATT_FFN_ATT", "CheckpointError", "Encoder", "InputError", "LIE_TROTTER", "Milestone", "ModelConfig",
+__all__ = ["ATT_FFN_ATT", "CheckpointError", "InputError", "LIE_TROTTER", "Milestone", "Model", "ModelConfig",
            "SCHEMES", "STRANG", "Scheme", "Step", "Sub", "Trajectory", "available", "build", "default_pair",
            "from_hf_bert", "get_scheme", "load", "milestones", "set_threads"]

@@ -16,24 +16,24 @@ from pathlib import Path
 
 import numpy as np
 
+from . import analysis
 from .checkpoint import CheckpointError, available
 from .loading import load
 from .model import InputError
 
 
 def table(model, traj) -> str:
-    masks = [i for i, t in enumerate(traj.tokens) if t == "[MASK]"]
-    guesses = {}
-    if masks and model.has_mlm_head:
-        for i in masks:
-            guesses[i] = model.logit_lens(traj, i, k=3)
+    masks = [i for i, t in enumerate(traj.tokens) if t == "[MASK]"] if not traj.causal else [traj.guess_at]
+    guesses = {i: model.logit_lens(traj, i, k=3) for i in masks if i is not None and model.has_head}
     norms = np.linalg.norm(traj.displacements, axis=-1).mean(axis=1)
     width = max(len(label) for label in traj.labels)
     lines = [f"{traj.meta['model']}: {len(traj.tokens)} tokens, scheme {traj.meta['scheme']}, "
              f"norm {traj.meta['norm']}, device {traj.meta['device']}"]
     if traj.truncated:
         lines.append(f"note: {traj.truncated} tokens beyond the model's limit were dropped")
-    lines.append(f"{'sub-step':<{width}}  {'mean |Δx|':>9}" + ("  top [MASK] guesses" if guesses else ""))
+    lines.append(f"{'sub-step':<{width}}  {'mean |Δx|':>9}" + (
+        "  top guesses for " + analysis.guess_said(traj) if traj.causal and guesses else
+        "  top [MASK] guesses" if guesses else ""))
     for k, label in enumerate(traj.labels):
         move = "" if k == 0 else f"{norms[k - 1]:9.3f}"
         guess = "  ".join(" ".join(f"{tok}:{p:.2f}" for tok, p in guesses[i][k]) for i in guesses)

@@ -12,10 +12,7 @@ import numpy as np
 from scipy.linalg import orthogonal_procrustes
 
 from .schemes import CONVECTION
-from .trajectory import Trajectory
-
-SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[PAD]")
-MASK_TOKEN = "[MASK]"
+from .trajectory import MASK_TOKEN, SPECIAL_TOKENS, Trajectory  # noqa: F401  (the pages read them here)
 
 
 # ---- which particles to show --------------------------------------------------------------
@@ -340,6 +337,20 @@ def token_similarity_over_depth(states_a: np.ndarray, i: int, states_b: np.ndarr
     return grid, np.array(cos)
 
 
+# ---- what the head answers ---------------------------------------------------------------------
+def guess_said(traj: Trajectory) -> str:
+    """What the guesses read at traj.guess_at are for, in words (the app, the lesson and the command line say it
+    so): an encoder's [MASK]; a decoder's next word, from the words before it only."""
+    i = traj.guess_at
+    if i is None:
+        return ""
+    if not traj.causal:
+        return f"[MASK] (token {i})"
+    after = f"the next word after “{traj.tokens[i]}” (token {i}), read from the words before it only"
+    return f"{after}: the word it expects where [MASK] stands" if MASK_TOKEN in traj.text else \
+        f"{after}: the word after the sentence"
+
+
 # ---- attribution (Captum) ---------------------------------------------------------------------
 @dataclass
 class Attribution:
@@ -352,9 +363,9 @@ def attribute(model, traj: Trajectory, position: int | None = None, n_steps: int
               what: str = "auto") -> Attribution:
     """Integrated gradients on the token embedding layer (Captum's LayerIntegratedGradients).
 
-    what='guess': the log-probability of the model's top guess at `position` (default: the
-    [MASK]); what='norm': the norm of that token's final state; 'auto': a guess when the model
-    has an MLM head and the position holds [MASK], else the norm. The baseline keeps
+    what='guess': the log-probability of the model's top guess at `position` (default: traj.guess_at, the
+    [MASK], or for a decoder the token whose next word is guessed); what='norm': the norm of that token's final
+    state; 'auto': a guess at traj.guess_at, else the norm. The baseline keeps
     [CLS]/[SEP]/[MASK] and replaces every other token by [PAD].
     """
     import torch
@@ -364,17 +375,16 @@ def attribute(model, traj: Trajectory, position: int | None = None, n_steps: int
     tok = model.tokenizer
     special = {tok.token_to_id(t) for t in (*SPECIAL_TOKENS, MASK_TOKEN)} if tok else set()
     special.discard(None)
-    mask_id = tok.token_to_id(MASK_TOKEN) if tok else None
     ids = torch.tensor([token_ids], dtype=torch.long, device=model.device)
     if position is None:
-        position = token_ids.index(mask_id) if mask_id in token_ids else 0
+        position = traj.guess_at if traj.guess_at is not None else 0
     base = torch.tensor([[t if t in special else model.config.pad_id for t in token_ids]],
                         dtype=torch.long, device=model.device)
 
     if what == "auto":
-        what = "guess" if model.has_mlm_head and token_ids[position] == mask_id else "norm"
-    if what == "guess" and not model.has_mlm_head:
-        raise ValueError("this model has no MLM head: it can only explain a final state norm")
+        what = "guess" if model.has_head and position == traj.guess_at else "norm"
+    if what == "guess" and not model.has_head:
+        raise ValueError("this model has no head to guess words with: it can only explain a final state norm")
     with torch.enable_grad():
         if what == "guess":
             with torch.no_grad():
@@ -384,7 +394,8 @@ def attribute(model, traj: Trajectory, position: int | None = None, n_steps: int
             def f(x):
                 return torch.log_softmax(model.head(model(x))[:, position], dim=-1)[:, target_id]
 
-            described = f"log-probability of “{word}” at position {position}"
+            where = f"the next word after token {position}" if traj.causal else f"at position {position}"
+            described = f"log-probability of “{word}”, {where}"
         else:
             def f(x):
                 return model(x)[:, position].norm(dim=-1)

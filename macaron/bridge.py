@@ -38,25 +38,29 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .schemes import CONVECTION, DIFFUSION
+from .schemes import CONVECTION, DIFFUSION, FULL
 
 SCALES = (1.0, 0.5, 0.25, 0.125, 0.0625)
 
 
+def _parts(layer, kind: str) -> list[tuple[int, str | None]]:
+    """(sub-step, part) of each operator of `kind` in a layer: its own sub-steps, or that part of an unsplit
+    sub-step (F + G at once: GPT-NeoX's parallel block), which holds both operators."""
+    return [(k, None if s.kind == kind else kind) for k, s in enumerate(layer.scheme) if s.kind in (kind, FULL)]
+
+
 def _pairs(model, i: int) -> dict[str, tuple]:
-    """(layer A, sub-step a, layer B, sub-step b) for the attention∘FFN pair and the pointwise control."""
-    kinds = [s.kind for s in model.layers[i].scheme]
-    att = [k for k, kind in enumerate(kinds) if kind == DIFFUSION]
-    ffn = [k for k, kind in enumerate(kinds) if kind == CONVECTION]
+    """((layer, sub-step, part) of A, (layer, sub-step, part) of B) for the attention∘FFN pair and the pointwise
+    control."""
+    att, ffn = _parts(model.layers[i], DIFFUSION), _parts(model.layers[i], CONVECTION)
     if not att or not ffn:
-        raise ValueError(f"scheme {model.config.scheme!r} has no separate attention and FFN sub-steps to swap")
-    pairs = {"attention∘FFN": (i, att[0], i, ffn[0])}
+        raise ValueError(f"scheme {model.config.scheme!r} has no attention and FFN to swap")
+    pairs = {"attention∘FFN": ((i, *att[0]), (i, *ffn[0]))}
     if len(ffn) > 1:
-        pairs["FFN∘FFN (control)"] = (i, ffn[0], i, ffn[1])
+        pairs["FFN∘FFN (control)"] = ((i, *ffn[0]), (i, *ffn[1]))
     elif len(model.layers) > 1:
         other = i + 1 if i + 1 < len(model.layers) else i - 1
-        other_ffn = [k for k, s in enumerate(model.layers[other].scheme) if s.kind == CONVECTION][0]
-        pairs["FFN∘FFN (control)"] = (i, ffn[0], other, other_ffn)
+        pairs["FFN∘FFN (control)"] = ((i, *ffn[0]), (other, *_parts(model.layers[other], CONVECTION)[0]))
     return pairs
 
 
@@ -78,20 +82,20 @@ def commutators(model, trajectory, scales=SCALES) -> dict[str, np.ndarray]:
     out: dict[str, list] = {}
     for i, start in enumerate(starts):
         x = states[start][None]
-        for name, (la, a, lb, b) in _pairs(m, i).items():
-            A, B = m.layers[la], m.layers[lb]
-            pa, pb = positions[la], positions[lb]
+        for name, (a, b) in _pairs(m, i).items():
 
-            def run(layer, k, y, s, pos):  # sub-step k's move at s times its fraction
-                return layer.move(k, y, s * layer.scheme[k].fraction, position=pos)[0]
+            def run(op, y, s):  # (layer, sub-step, part)'s move at s times the sub-step's fraction
+                i_, k, part = op
+                layer = m.layers[i_]
+                return layer.move(k, y, s * layer.scheme[k].fraction, position=positions[i_], part=part)[0]
 
-            move_a = (run(A, a, x, 1.0, pa) - x).norm(dim=-1)
-            move_b = (run(B, b, x, 1.0, pb) - x).norm(dim=-1)
+            move_a = (run(a, x, 1.0) - x).norm(dim=-1)
+            move_b = (run(b, x, 1.0) - x).norm(dim=-1)
             scale = (move_a * move_b / x.norm(dim=-1)).clamp_min(1e-30)
             row = []
             for s in scales:
-                ab = run(B, b, run(A, a, x, s, pa), s, pb)
-                ba = run(A, a, run(B, b, x, s, pb), s, pa)
+                ab = run(b, run(a, x, s), s)
+                ba = run(a, run(b, x, s), s)
                 row.append(((ab - ba).norm(dim=-1) / (s * s * scale)).mean().item())
             out.setdefault(name, []).append(row)
     return {k: np.array(v) for k, v in out.items()}

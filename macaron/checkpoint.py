@@ -1,8 +1,8 @@
 """The checkpoint folder format: config.json, safetensors shards (≤ 15 MiB each) with an index,
 tokenizer.json and a model card README.md. Nothing pickled is ever read.
 
-This module reads and writes the files and knows nothing of the network (Encoder.save calls `save`);
-macaron.loading builds an Encoder from a folder, ours or a Hugging Face family's (macaron.hf).
+This module reads and writes the files and knows nothing of the network (Model.save calls `save`);
+macaron.loading builds a Model from a folder, ours or a Hugging Face family's (macaron.hf).
 
 A tensor larger than a shard (the 8k × 512 embedding is 16 MiB) is stored as row blocks
 named `<name>.__part<i>` and joined again on load.
@@ -216,7 +216,9 @@ def open_tokenizer(file: Path, error: type[Exception] = CheckpointError) -> Toke
     return tok
 
 
-def read_tokenizer(folder: Path, vocab_size: int) -> Tokenizer | None:
+def read_tokenizer(folder: Path, vocab_size: int, bert_names: bool = True) -> Tokenizer | None:
+    """The folder's tokenizer.json, checked against the embedding; an encoder's specials under BERT's names (a
+    decoder's <s> is its beginning of text, not a [CLS]: it keeps its own)."""
     file = folder / "tokenizer.json"
     if not file.exists():
         return None
@@ -224,7 +226,7 @@ def read_tokenizer(folder: Path, vocab_size: int) -> Tokenizer | None:
     if tok.get_vocab_size() > vocab_size:
         raise CheckpointError(f"{file}: vocabulary of {tok.get_vocab_size()} tokens does not match the "
                               f"model's {vocab_size} embeddings (config.json)")
-    return bert_specials(tok)
+    return bert_specials(tok) if bert_names else tok
 
 
 BERT_SPECIALS = {"<s>": "[CLS]", "</s>": "[SEP]", "<mask>": "[MASK]", "<pad>": "[PAD]", "<unk>": "[UNK]"}

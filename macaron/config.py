@@ -1,4 +1,4 @@
-"""ModelConfig: every architecture field of an encoder, and the named sizes."""
+"""ModelConfig: every architecture field of a model (encoder or decoder), and the named sizes."""
 from __future__ import annotations
 
 import dataclasses
@@ -8,9 +8,10 @@ from .schemes import get_scheme, n_convection, n_diffusion, n_full
 
 ATTENTIONS = ("dot", "dense", "random", "random-fixed", "factorized-dense", "factorized-random",
               "random+dot", "dense+dot", "random+dense")
-POSITIONS = ("learned", "sinusoidal", "none", "floater")
+POSITIONS = ("learned", "sinusoidal", "none", "floater", "rotary")
 NORMS = ("pre", "post")
-ACTIVATIONS = ("gelu", "relu", "gelu_tanh")
+ACTIVATIONS = ("gelu", "relu", "gelu_tanh", "silu")
+NORM_KINDS = ("layer", "rms")  # LayerNorm (mean and scale), RMSNorm (scale only: Llama)
 
 SIZES = {  # (n_layers, d_model, n_heads, ffn_total)
     "mini": (6, 256, 4, 1024),
@@ -51,18 +52,36 @@ class ModelConfig:
     embedding_size: int | None = None
     head_activation: str = ""     # "": the layers' activation
     hf_family: str = ""           # "": one of ours
+    # Decoders (macaron.hf's GPT-2, GPT-NeoX and Llama): attention to the past only, rotary positions (on the first
+    # rotary_dims of each head; 0: all), RMSNorm, a gated FFN (SwiGLU: down(act(gate x) ⊙ up x)), fewer key and
+    # value heads than query heads (grouped-query), linear layers without biases, a next-word head (its own
+    # weights, or tied to the token embedding), and GPT-NeoX's parallel block reading two norms of one state
+    causal: bool = False
+    rotary_dims: int = 0
+    rope_theta: float = 10000.0
+    norm_kind: str = "layer"
+    gated_ffn: bool = False
+    n_kv_heads: int | None = None  # None: as many as n_heads
+    bias: bool = True
+    lm_head: bool = False         # a next-word head (decoders; mlm_head is BERT's masked-word head)
+    lm_head_tied: bool = True     # ... whose weights are the token embedding's
+    parallel_norms: bool = False  # unsplit sub-step: attention reads one norm of x, the FFN another (GPT-NeoX)
     name: str = ""
 
     def __post_init__(self):
         get_scheme(self.scheme)
         for field, allowed in (("attention", ATTENTIONS), ("position", POSITIONS), ("norm", NORMS),
-                               ("activation", ACTIVATIONS)):
+                               ("activation", ACTIVATIONS), ("norm_kind", NORM_KINDS)):
             if getattr(self, field) not in allowed:
                 raise ValueError(f"unknown {field} {getattr(self, field)!r}; choose one of {list(allowed)}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
         if self.head_activation and self.head_activation not in ACTIVATIONS:
             raise ValueError(f"unknown head_activation {self.head_activation!r}; choose one of {list(ACTIVATIONS)}")
+        if self.n_heads % self.kv_heads:
+            raise ValueError(f"n_heads={self.n_heads} is not a multiple of n_kv_heads={self.n_kv_heads}")
+        if self.position == "rotary" and (self.rotary_dims or self.d_head) % 2:
+            raise ValueError(f"rotary_dims={self.rotary_dims or self.d_head}: rotary positions turn pairs of dims")
         if self.max_len < 2:
             raise ValueError(f"max_len={self.max_len}: a sentence needs at least 2 positions ([CLS] and [SEP])")
         if self.embedding_size is not None and self.embedding_size < 1:
@@ -75,6 +94,15 @@ class ModelConfig:
         if width <= 0 or width % self.n_ffn:
             raise ValueError(f"ffn_total={self.ffn_total} (less {self.attention_toll} for the extra attention "
                              f"sub-steps) does not split evenly over {self.n_ffn} FFNs")
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads
+
+    @property
+    def kv_heads(self) -> int:
+        """Key and value heads (grouped-query attention: each serves n_heads // kv_heads query heads)."""
+        return self.n_kv_heads or self.n_heads
 
     @property
     def substeps(self):

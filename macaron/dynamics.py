@@ -136,9 +136,20 @@ def leaders(mixing: list[np.ndarray | None]) -> np.ndarray:
     return np.bincount(tops, minlength=T) / len(tops)
 
 
+def first_token_lift(mixing: np.ndarray, causal: bool) -> np.ndarray:
+    """[..., H] for mixing [..., H, T, T]: the attention rows 1 … T−1 give the first token (their mean), ÷ what
+    uniform attention over the tokens each row sees would give it (1/T; causal: row i sees i + 1 tokens). 1: no
+    more than uniform; far above 1: the first token is where attention goes when it has nowhere else to go (an
+    attention sink: a decoder's first token, BERT's [CLS]). Under a causal mask leading is no test of this: even
+    uniform attention makes the first token lead, since every row sees it."""
+    T = mixing.shape[-1]
+    seen = np.arange(2, T + 1) if causal else np.full(T - 1, T)  # tokens rows 1 … T−1 spread their attention over
+    return mixing[..., 1:, 0].mean(-1) / np.mean(1.0 / seen)
+
+
 # ---- one trajectory: every measure, per sub-step -------------------------------------------
 STATE_MEASURES = ("clusters", "rank_one", "energy", "mean_cosine")  # [S]: one value per state
-HEAD_MEASURES = ("entropy", "attention_rank", "ds_gap")            # [K, H]: per diffusion sub-step and head
+HEAD_MEASURES = ("entropy", "attention_rank", "ds_gap", "first_token")  # [K, H]: per diffusion sub-step and head
 
 
 @dataclass
@@ -163,6 +174,7 @@ class Measures:
     entropy: np.ndarray         # [K, H] attention_entropy / log T
     attention_rank: np.ndarray  # [K, H] attention_effective_rank / T
     ds_gap: np.ndarray          # [K, H] doubly_stochastic_gap
+    first_token: np.ndarray     # [K, H] first_token_lift
     leaders: np.ndarray         # [T] share of (diffusion sub-step, head) pairs each token leads
     slots: int                  # K × H: the pairs a leader is counted over
 
@@ -184,7 +196,8 @@ def measure(traj: Trajectory, normalised: bool = True, beta: float = 1.0, bins: 
         mean_cosine=mean_pairwise_cosine(x), step=relative_step(traj.states), edges=edges, histogram=hist,
         diffusion_times=np.array([traj.steps[k].time for k in ks]),
         entropy=attention_entropy(mixing) / np.log(T), attention_rank=attention_effective_rank(mixing) / T,
-        ds_gap=doubly_stochastic_gap(mixing), leaders=leaders(traj.mixing) if ks else np.zeros(T),
+        ds_gap=doubly_stochastic_gap(mixing), first_token=first_token_lift(mixing, traj.causal),
+        leaders=leaders(traj.mixing) if ks else np.zeros(T),
         slots=int(mixing.shape[0] * mixing.shape[1]) if ks else 0)
 
 

@@ -1,4 +1,5 @@
-"""Bring your own model: a local Hugging Face encoder folder as a post-LN Lie–Trotter encoder.
+"""Bring your own model: a local Hugging Face encoder folder as a post-LN Lie–Trotter encoder (decoders: their
+families are in macaron.decoders, in the same registry: family_of).
 
 A BERT layer is exactly our `transformer` scheme with post-LN: x ← LN(x + Attn(x)), then
 x ← LN(x + FFN(x)); so are the layers of RoBERTa, DistilBERT, ALBERT and ELECTRA. What differs is
@@ -16,6 +17,7 @@ import torch
 
 from .checkpoint import CheckpointError, read_weights
 from .config import ModelConfig
+from .decoders import DECODERS, Decoder
 
 HF_ACTIVATION = {"gelu": "gelu", "relu": "relu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh"}
 
@@ -46,6 +48,10 @@ class Family:
     def first_position(self, pad_id: int) -> int:
         """The row of the position table the first token reads (RoBERTa: past the padding index)."""
         return pad_id + 1 if self.offset else 0
+
+    def load(self, fields: dict, folder: Path) -> tuple[ModelConfig, dict[str, torch.Tensor]]:
+        """(our config, our state) of a folder of this family (as macaron.decoders.Decoder.load)."""
+        return mapped(self, fields, folder)
 
 
 _ROBERTA = dict(prefix="roberta.", layer="encoder.layer.{i}.", names=BERT_LAYER,
@@ -81,7 +87,7 @@ FAMILIES: dict[str, Family] = {
 }
 DEFAULTS = dict(hidden_act="gelu", activation="gelu", layer_norm_eps=1e-12, pad_token_id=0)
 
-LOADS = ", ".join(f"{f.title} ({t})" for t, f in FAMILIES.items())
+LOADS = ", ".join(f"{f.title} ({t})" for t, f in (FAMILIES | DECODERS).items())
 KINDS = {"modernbert": "an encoder of another design (rotary positions, gated FFN, local attention): not mapped",
          "deberta": "an encoder with disentangled relative attention: not mapped",
          "deberta-v2": "an encoder with disentangled relative attention: not mapped"}
@@ -97,13 +103,15 @@ def what_it_is(hf: dict) -> str:
                                            for a in hf.get("architectures") or []):
         return f"{name} is an encoder–decoder (T5, BART, …): not an encoder we map"
     if hf.get("is_decoder") or any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in hf.get("architectures") or []):
-        return f"{name} is a decoder (causal attention): its tokens see only the past, not an encoder we map"
+        return f"{name} is a decoder of a family we do not map"
     return f"{name} is not a model family we map"
 
 
-def family_of(hf: dict, folder: Path) -> Family:
+def family_of(hf: dict, folder: Path) -> Family | Decoder:
     """The Family of a Hugging Face config.json, or one message naming what it is and what loads."""
     kind = hf.get("model_type", "bert")  # old BERT exports have no model_type
+    if kind in DECODERS:
+        return DECODERS[kind]
     positions = hf.get("position_embedding_type", "absolute")
     if kind not in FAMILIES or hf.get("is_decoder") or hf.get("is_encoder_decoder"):
         problem = what_it_is(hf)

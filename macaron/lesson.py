@@ -90,10 +90,9 @@ LESSON = (
         "Lie–Trotter vs Strang", "views/lab.py",
         dict(sys="linear", sub="exact", beta="1", np="24", T="1", steps="8", mag="10",
              show="lie-trotter,strang,unsplit", a=ODE_PAIR[0], b=ODE_PAIR[1]),
-        "On a toy system whose exact motion is known, the order of the sub-steps matters: solved exactly "
-        "with the same G in both halves, Strang's local error is O(γ³) against Lie–Trotter's O(γ²) as the "
-        "step shrinks; with one Euler step per sub-step, the move a residual sub-layer makes, both are O(γ²). "
-        "A trained pair whose depth is time shows slopes close to these (the lab's section 3e).",
+        "On a toy system whose exact motion is known, the order matters: sub-steps solved exactly (the same G "
+        "in both halves), Strang's local error is O(γ³), Lie–Trotter's O(γ²); with one Euler step per sub-step, "
+        "as a network layer takes, both are O(γ²).",
         "A Transformer layer runs the Lie–Trotter order (attention, then FFN), a Macaron layer the "
         "Strang–Marchuk order (½ FFN, attention, ½ FFN). The errors are drawn ×10 in the plane; the chart "
         "beside it gives their true size. Say the conditions with the claim: the ODE pair (one shared layer, "
@@ -121,9 +120,10 @@ LESSON = (
         "The stages: the random start; the plateau, the last evaluation before the model reads word order "
         "(context effect below 0.05 nats: it reads which words are around, not their order); the rise, the "
         "first with half of its final context effect; the final weights. One PCA fitted on the sentence at "
-        "every stage draws them all, so the frame does not jump between stages. The guesses under each stage "
+        "every stage draws them all, so its directions do not flip between stages; each stage is drawn at its own "
+        "scale (the trained cloud is far smaller than the random start's). The guesses under each stage "
         "are the model's own top 5 for [MASK] (its last state through its output head).",
-        "last", "the last state, at the plateau and with the final weights: the guesses change, the frame stays"),
+        "last", "the last state, at the plateau and with the final weights: the guesses change, the directions stay"),
 )
 
 

@@ -1,5 +1,5 @@
-"""Loading a model: a folder (ours, or a Hugging Face encoder of a family in macaron.hf) or the name of a
-shipped model to an Encoder in eval mode, at any stage of its training (macaron.milestones).
+"""Loading a model: a folder (ours, or a Hugging Face encoder or decoder of a family in macaron.hf) or the name of a
+shipped model to a Model in eval mode, at any stage of its training (macaron.milestones).
 
 The one load path sits above the pieces it joins: the folder format (macaron.checkpoint), the Hugging Face
 families (macaron.hf), the stages of training (macaron.milestones) and the network (macaron.model).
@@ -20,15 +20,15 @@ from .checkpoint import (
     read_weights,
     resolve,
 )
-from .hf import family_of, mapped
+from .hf import family_of
 from .milestones import milestones, random_start
-from .model import Encoder
+from .model import Model
 
 
 def load(path_or_name, device: str | torch.device | None = None, at: int | None = None):
-    """A model folder (or the name of a shipped model) to an Encoder in eval mode: ours, or a
-    Hugging Face encoder folder of a family in macaron.hf.FAMILIES (mapped there). `at=tokens`: the model at
-    the stage of its training nearest that many tokens (macaron.milestones; `model.milestone` says which)."""
+    """A model folder (or the name of a shipped model) to a Model in eval mode: ours, or a Hugging Face encoder or
+    decoder folder of a family macaron.hf maps (FAMILIES, macaron.decoders.DECODERS). `at=tokens`: the model at the
+    stage of its training nearest that many tokens (macaron.milestones; `model.milestone` says which)."""
     if at is not None:
         return load_at(path_or_name, at, device)
     folder = resolve(path_or_name)
@@ -36,17 +36,17 @@ def load(path_or_name, device: str | torch.device | None = None, at: int | None 
 
 
 def load_folder(folder: Path, kind: str, fields: dict, device=None):
-    """The Encoder of a folder whose config.json was read (read_config): one path for both formats."""
+    """The Model of a folder whose config.json was read (read_config): one path for both formats."""
     family = family_of(fields, folder) if kind == HF_BERT else None  # another kind is named before any file is
     if not list(folder.glob("*.safetensors")) and list(folder.glob("*.bin")):
         raise CheckpointError(f"{folder}: only pickled *.bin weights found; we load safetensors only "
                               f"(convert them with safetensors' convert script first)")
     if family:
-        config, state = mapped(family, fields, folder)
+        config, state = family.load(fields, folder)
     else:
         config = model_config(fields, folder)  # a wrong config.json is named before the weights are read
         state = read_weights(folder)
-    model = Encoder(config, read_tokenizer(folder, config.vocab_size))
+    model = Model(config, read_tokenizer(folder, config.vocab_size, bert_names=not config.causal))
     expected = model.state_dict()
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))

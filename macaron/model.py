@@ -1,4 +1,5 @@
-"""Encoders whose layers are splitting-scheme steps, and that can record every sub-step.
+"""Networks whose layers are splitting-scheme steps, and that can record every sub-step: encoders (every particle
+moves because of all the others) and decoders (causal: because of those before it).
 
 Shapes: B sentences, T tokens, d = d_model, H heads, V vocabulary.
 """
@@ -14,10 +15,10 @@ from torch import nn
 
 from .checkpoint import NO_TOKENIZER
 from .config import ModelConfig
-from .operators import ACTIVATION, operator
+from .operators import ACTIVATION, norm, operator
 from .positions import Floater, sinusoids
-from .schemes import CONVECTION, Sub, substep_label, substep_times
-from .trajectory import Step, Trajectory
+from .schemes import CONVECTION, DIFFUSION, FULL, Sub, substep_label, substep_times
+from .trajectory import MASK_TOKEN, Step, Trajectory
 
 FLOATER_MAX_TOKENS = 4096  # FLOATER extends past max_len; this bound keeps a trace within memory
 # Padded tokens per traced batch: on a CPU, larger batches leave the caches and run slower than one
@@ -26,7 +27,7 @@ BATCH_TOKENS = {"cpu": 2048, "cuda": 1 << 16}
 
 
 class Intermediate(NamedTuple):
-    """One entry of `Encoder.forward(record=[])`, as x-transformers' intermediates: the residual stream after a
+    """One entry of `Model.forward(record=[])`, as x-transformers' intermediates: the residual stream after a
     sub-step (the embedding first) and that sub-step's mixing matrix (None for convection and the embedding)."""
 
     state: torch.Tensor  # [B, T, d]
@@ -67,7 +68,7 @@ class Layer(nn.Module):
         parts, g = [], None  # (operator, norm) of each sub-step; g: the first convection's
         for s in self.scheme:
             tie = cfg.tied_halves and s.kind == CONVECTION and g is not None  # the same G in every half
-            parts.append(g if tie else (operator(s.kind, cfg), _norm(cfg, cfg.d_model)))
+            parts.append(g if tie else (operator(s.kind, cfg), norm(cfg, cfg.d_model)))
             g = parts[-1] if s.kind == CONVECTION and g is None else g
         self.ops, self.norms = (nn.ModuleList(m) for m in zip(*parts))
         self.drop = nn.Dropout(cfg.dropout)
@@ -76,12 +77,20 @@ class Layer(nn.Module):
     def plan(self) -> tuple[tuple[int, float, int], ...]:
         return tuple((k, s.fraction, 1) for k, s in enumerate(self.scheme))
 
-    def velocity(self, k: int, x, attention_mask=None, position=None, need_weights=False):
-        """The operator of sub-step k evaluated at state x: (v [B, T, d], mixing or None)."""
+    def velocity(self, k: int, x, attention_mask=None, position=None, need_weights=False, part: str | None = None):
+        """The operator of sub-step k evaluated at state x: (v [B, T, d], mixing or None). `part`, of an unsplit
+        sub-step (F + G at once): its attention (DIFFUSION) or its FFN (CONVECTION) alone."""
         inp = x if self.post_norm else self.norms[k](x)
+        op = self.ops[k]
         if self.scheme[k].kind == CONVECTION:
-            return self.ops[k](inp), None
-        return self.ops[k](inp, attention_mask, position, need_weights)
+            return op(inp), None
+        if self.scheme[k].kind != FULL:
+            return op(inp, attention_mask, position, need_weights)
+        if part == DIFFUSION:
+            return op.diffusion(inp, attention_mask, position, need_weights)
+        if part == CONVECTION:
+            return op.convection(inp if op.ffn_norm is None else op.ffn_norm(x)), None
+        return op(inp, attention_mask, position, need_weights, raw=x)  # GPT-NeoX's FFN reads its own norm of x
 
     def substep(self, k: int, x, attention_mask=None, position=None, need_weights=False, fraction: float | None = None,
                 moves: int = 1, sizes: list | None = None):
@@ -96,10 +105,10 @@ class Layer(nn.Module):
         return (self.norms[k](x) if self.post_norm else x), weights
 
     def move(self, k: int, x, h: float, attention_mask=None, position=None, need_weights=False,
-             sizes: list | None = None):
-        """One Euler move of sub-step k's operator for a fraction h of the layer's step, x + step·h·op,
-        without a post-LN norm: (x', mixing)."""
-        v, weights = self.velocity(k, x, attention_mask, position, need_weights)
+             sizes: list | None = None, part: str | None = None):
+        """One Euler move of sub-step k's operator (or of one part of an unsplit sub-step: velocity) for a fraction
+        h of the layer's step, x + step·h·op, without a post-LN norm: (x', mixing)."""
+        v, weights = self.velocity(k, x, attention_mask, position, need_weights, part)
         dx = self.step * h * self.drop(v)
         if sizes is not None:  # the move relative to the state, squared: what a penalty keeps small
             sizes.append((dx.float().pow(2).sum(-1) / x.float().pow(2).sum(-1).clamp_min(1e-12)).mean())
@@ -113,7 +122,10 @@ class Layer(nn.Module):
         return x
 
 
-class Encoder(nn.Module):
+class Model(nn.Module):
+    """Tokens in, particles out: an embedding, layers that are steps of a splitting scheme (Layer), a final norm
+    (pre-LN) and a head that reads words off a state (BERT's masked-word head, or a decoder's next-word head)."""
+
     def __init__(self, cfg: ModelConfig, tokenizer=None):
         super().__init__()
         self.config, self.tokenizer = cfg, tokenizer
@@ -124,17 +136,19 @@ class Encoder(nn.Module):
             self.position_embedding = nn.Embedding(cfg.max_len, e)
         elif cfg.position == "floater":
             self.floater = Floater(cfg)
-        self.embed_norm = _norm(cfg, e) if cfg.norm == "post" else nn.Identity()
+        self.embed_norm = norm(cfg, e) if cfg.norm == "post" else nn.Identity()
         self.embed_drop = nn.Dropout(cfg.dropout)
         if cfg.embedding_size:
             self.embed_proj = nn.Linear(e, d)
         shared = Layer(cfg) if cfg.shared else None  # one module at every depth: the same weights each step
         self.layers = nn.ModuleList(shared or Layer(cfg) for _ in range(cfg.n_layers))
-        self.final_norm = _norm(cfg, d) if cfg.norm == "pre" else nn.Identity()
+        self.final_norm = norm(cfg, d) if cfg.norm == "pre" else nn.Identity()
         if cfg.mlm_head:  # BERT's head; the decoder is tied to the token embedding (d → E first when factorised)
             self.mlm_transform = nn.Sequential(nn.Linear(d, e), ACTIVATION[cfg.head_activation or cfg.activation](),
                                                nn.LayerNorm(e, eps=cfg.layer_norm_eps))
             self.mlm_bias = nn.Parameter(torch.zeros(cfg.vocab_size))
+        if cfg.lm_head and not cfg.lm_head_tied:  # a decoder's next-word head of its own (tied: the embedding)
+            self.lm_head = nn.Linear(d, cfg.vocab_size, bias=False)
         self.apply(_init_weights)
         # A weight used in several places (shared layers, tied halves) is stored once, under its first name
         self.aliases = _aliases(self)
@@ -154,6 +168,11 @@ class Encoder(nn.Module):
     @property
     def has_mlm_head(self) -> bool:
         return hasattr(self, "mlm_transform")
+
+    @property
+    def has_head(self) -> bool:
+        """Whether the last state can be read as words: BERT's masked-word head, or a decoder's next-word head."""
+        return self.has_mlm_head or self.config.lm_head
 
     def embed(self, ids):  # [B, T] -> [B, T, d]
         x = self.token_embedding(ids)  # [B, T, E]
@@ -191,8 +210,13 @@ class Encoder(nn.Module):
         return self.final_norm(x)
 
     def head(self, hidden):  # [..., d] -> [..., V]
+        """Logits over the vocabulary: for an encoder the word at each position (BERT's masked-word head), for a
+        decoder the word after it (next-word head)."""
+        if self.config.lm_head:
+            return F.linear(hidden, self.token_embedding.weight if self.config.lm_head_tied else self.lm_head.weight)
         if not self.has_mlm_head:
-            raise RuntimeError("this model has no masked-language-model head (its checkpoint did not ship one)")
+            what = "next-word" if self.config.causal else "masked-language-model"
+            raise RuntimeError(f"this model has no {what} head (its checkpoint did not ship one)")
         return F.linear(self.mlm_transform(hidden), self.token_embedding.weight, self.mlm_bias)  # one fused call
 
     # ---- public, per sentence --------------------------------------------------------
@@ -225,27 +249,56 @@ class Encoder(nn.Module):
 
     def tokenize(self, text: str, max_tokens: int | None = None) -> tuple[list[int], list[str], int]:
         """(ids, display tokens, number of tokens dropped): at most `max_tokens` and the model's own
-        limit, the last token ([SEP]) kept last, as in training."""
+        limit, the last token ([SEP]) kept last, as in training (a decoder keeps its first tokens; a [MASK] it
+        reads as the place of the next word: read)."""
+        return self.read(text, max_tokens)[:3]
+
+    def read(self, text: str, max_tokens: int | None = None) -> tuple[list[int], list[str], int, int | None]:
+        """tokenize's (ids, tokens, dropped) and where the head answers the sentence (Trajectory.guess_at). A
+        decoder has no [MASK] token: the first [MASK] typed is taken out, and the word it stands for is the one
+        the decoder expects after the token before it."""
         if self.tokenizer is None:
             raise InputError(f"this model has no tokenizer: pass token ids instead of text (if loaded from a "
                              f"folder: {NO_TOKENIZER})")
         if not isinstance(text, str) or not text.strip():
             raise InputError("The text is empty: type a sentence.")
-        enc = self.tokenizer.encode(text)
-        ids, tokens = list(enc.ids), list(enc.tokens)
-        unk = self.tokenizer.token_to_id("[UNK]")
-        for i, (tid, (a, b)) in enumerate(zip(ids, enc.offsets)):
-            if tid == unk and b > a:  # show what the model could not read, not just [UNK]
-                tokens[i] = f"[UNK:{text[a:b]}]"
-        if len(ids) <= 2 and ids and ids[0] == self.tokenizer.token_to_id("[CLS]"):
+        before, mask, after = text.partition(MASK_TOKEN) if self.config.causal else (text, "", "")
+        ids, tokens = self._encode(before.rstrip() if mask else before)
+        guess_at = len(ids) - 1 if mask else None  # -1: nothing before the [MASK] to guess it from
+        if after.strip():  # the rest of the same text: no second beginning-of-text token
+            more = self._encode(after, specials=False)
+            ids, tokens = ids + more[0], tokens + more[1]
+        if not ids or (len(ids) <= 2 and ids[0] == self.tokenizer.token_to_id("[CLS]")):  # no words, or [CLS] [SEP]
             raise InputError("The text has no readable tokens: type a sentence with words in it.")
         limit = self.max_tokens() if max_tokens is None else min(max_tokens, self.max_tokens())
         if limit < 2:
             raise ValueError(f"max_tokens={max_tokens}: keep at least two tokens ([CLS] and [SEP])")
         dropped = max(0, len(ids) - limit)
-        if dropped:
+        if dropped and self.config.causal:  # a decoder reads from the start: the first tokens are kept
+            ids, tokens = ids[:limit], tokens[:limit]
+        elif dropped:
             ids, tokens = ids[: limit - 1] + ids[-1:], tokens[: limit - 1] + tokens[-1:]
-        return ids, tokens, dropped
+        if self.config.causal and self.config.lm_head:
+            if not mask:  # the word after the sentence
+                guess_at = len(ids) - 1
+            elif not 0 <= guess_at < len(ids):  # nothing before the [MASK] to guess it from, or cut off
+                guess_at = None
+        else:
+            guess_at = tokens.index(MASK_TOKEN) if self.has_mlm_head and MASK_TOKEN in tokens else None
+        return ids, tokens, dropped, guess_at
+
+    def _encode(self, text: str, specials: bool = True) -> tuple[list[int], list[str]]:
+        """Ids and display tokens of a text; a token the model could not read shows what it was ([UNK:…]), and a
+        decoder's byte-level or SentencePiece token the text it covers ("Ġbank" and "▁bank" read "bank")."""
+        enc = self.tokenizer.encode(text, add_special_tokens=specials)
+        ids, tokens = list(enc.ids), list(enc.tokens)
+        if self.config.causal:
+            tokens = [text[a:b].strip() or ("␣" if text[a:b] else tok) for tok, (a, b) in zip(tokens, enc.offsets)]
+        unk = self.tokenizer.token_to_id("[UNK]")
+        for i, (tid, (a, b)) in enumerate(zip(ids, enc.offsets)):
+            if tid == unk and b > a:  # show what the model could not read, not just [UNK]
+                tokens[i] = f"[UNK:{text[a:b]}]"
+        return ids, tokens
 
     def trace(self, text_or_ids, max_tokens: int | None = None, *, program=None, batch_size: int = 64,
               batch_tokens: int | None = None, progress: bool = False) -> Trajectory | list[Trajectory]:
@@ -274,7 +327,7 @@ class Encoder(nn.Module):
         `progress`: a tqdm bar over the sentences."""
         if not items:
             raise InputError("nothing to trace: give a sentence")
-        rows = [self.tokenize(x, max_tokens) if isinstance(x, str) else self._ids_row(x) for x in items]
+        rows = [self.read(x, max_tokens) if isinstance(x, str) else self._ids_row(x) for x in items]
         texts = [x if isinstance(x, str) else "" for x in items]
         batches = length_batches([len(r[0]) for r in rows], batch_size, batch_tokens or self.batch_tokens)
         steps, meta = self._steps(program), self._meta(program)
@@ -299,12 +352,12 @@ class Encoder(nn.Module):
         mixing = [None if r.mixing is None else r.mixing.float().cpu().numpy() for r in record[1:]]  # [B, H, T, T]
         final = final.float().cpu().numpy()
         out = []
-        for b, ((token_ids, tokens, dropped), text) in enumerate(zip(rows, texts)):
+        for b, ((token_ids, tokens, dropped, guess_at), text) in enumerate(zip(rows, texts)):
             T = len(token_ids)
             mix = [None if m is None else m[b, :, :T, :T].copy() for m in mixing]
             out.append(Trajectory(tokens=tokens, token_ids=list(token_ids), states=states[b, :, :T].copy(),
                                   steps=list(steps), mixing=mix, final=final[b, :T].copy(), meta=dict(meta), text=text,
-                                  truncated=dropped))
+                                  truncated=dropped, guess_at=guess_at))
         return out
 
     def _steps(self, program=None) -> list[Step]:
@@ -322,13 +375,14 @@ class Encoder(nn.Module):
     def _meta(self, program=None) -> dict:
         c = self.config
         meta = dict(model=c.name, scheme=c.scheme, norm=c.norm, attention=c.attention, position=c.position,
-                    d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads, step=c.step, device=str(self.device))
+                    d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads, step=c.step, device=str(self.device),
+                    causal=c.causal)
         if program is not None:
             meta["program"] = [[i, [list(entry) for entry in plan]] for i, plan in program]
         return meta
 
     # ---- helpers ---------------------------------------------------------------------
-    def _ids_row(self, ids) -> tuple[list[int], list[str], int]:
+    def _ids_row(self, ids) -> tuple[list[int], list[str], int, int | None]:
         ids = [int(i) for i in (ids.tolist() if torch.is_tensor(ids) else ids)]
         if not ids:
             raise InputError("no token ids given")
@@ -338,7 +392,10 @@ class Encoder(nn.Module):
         if len(ids) > self.max_tokens():
             raise InputError(f"{len(ids)} tokens exceed this model's limit of {self.max_tokens()}")
         vocab = self.tokenizer.id_to_token if self.tokenizer else str
-        return ids, [vocab(i) for i in ids], 0
+        tokens = [vocab(i) for i in ids]
+        guess_at = (len(ids) - 1 if self.config.causal and self.config.lm_head else
+                    tokens.index(MASK_TOKEN) if self.has_mlm_head and MASK_TOKEN in tokens else None)
+        return ids, tokens, 0, guess_at
 
     def _as_batch(self, token_ids):
         """One id list/1-D tensor, or a batch of them, to padded ids [B, T] and the attention_mask [B, T] (True
@@ -373,11 +430,6 @@ def _is_id_list(x) -> bool:
         all(isinstance(i, (int, np.integer)) for i in x)
 
 
-def _norm(cfg: ModelConfig, width: int) -> nn.LayerNorm:
-    """A norm of the residual stream (the head's is its own): without gain and bias where the config says so."""
-    return nn.LayerNorm(width, eps=cfg.layer_norm_eps, elementwise_affine=cfg.norm_affine)
-
-
 def _aliases(module: nn.Module) -> dict[str, str]:
     """{name: first name} of every parameter or buffer that is also reachable under an earlier name."""
     first: dict[int, str] = {}
@@ -408,6 +460,6 @@ def _init_weights(m: nn.Module):
             nn.init.zeros_(m.bias)
 
 
-def build(config: ModelConfig, tokenizer=None) -> Encoder:
+def build(config: ModelConfig, tokenizer=None) -> Model:
     """A fresh model in eval mode (call .train() to train it)."""
-    return Encoder(config, tokenizer).eval()
+    return Model(config, tokenizer).eval()

@@ -20,20 +20,44 @@ from torch import nn
 from .config import ModelConfig
 from .schemes import CONVECTION, DIFFUSION, FULL
 
-ACTIVATION = {"gelu": nn.GELU, "relu": nn.ReLU, "gelu_tanh": lambda: nn.GELU(approximate="tanh")}
+ACTIVATION = {"gelu": nn.GELU, "relu": nn.ReLU, "gelu_tanh": lambda: nn.GELU(approximate="tanh"), "silu": nn.SiLU}
+
+
+def norm(cfg: ModelConfig, width: int) -> nn.Module:
+    """A norm of the residual stream: LayerNorm, or RMSNorm (Llama); without gain and bias where the config says
+    so (the head's own norm is BERT's LayerNorm, built there)."""
+    kind = nn.RMSNorm if cfg.norm_kind == "rms" else nn.LayerNorm
+    return kind(width, eps=cfg.layer_norm_eps, elementwise_affine=cfg.norm_affine)
 
 
 class Convection(nn.Module):
-    """G(x): the same two-layer MLP applied to every particle on its own."""
+    """G(x): the same MLP applied to every particle on its own: fc2(act(fc1 x)), or gated (SwiGLU, Llama):
+    fc2(act(gate x) ⊙ up x), gate and up stacked in fc1."""
 
-    def __init__(self, d: int, inner: int, activation: str):
+    def __init__(self, d: int, inner: int, activation: str, gated: bool = False, bias: bool = True):
         super().__init__()
-        self.fc1 = nn.Linear(d, inner)
+        self.gated = gated
+        self.fc1 = nn.Linear(d, 2 * inner if gated else inner, bias=bias)
         self.act = ACTIVATION[activation]()
-        self.fc2 = nn.Linear(inner, d)
+        self.fc2 = nn.Linear(inner, d, bias=bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # [B, T, d] -> [B, T, d]
+        if self.gated:
+            gate, up = self.fc1(x).chunk(2, dim=-1)
+            return self.fc2(self.act(gate) * up)
         return self.fc2(self.act(self.fc1(x)))
+
+
+def rotary(x: torch.Tensor, dims: int, theta: float) -> torch.Tensor:
+    """Rotary positions (Su et al. 2021) as GPT-NeoX and Llama apply them: the first `dims` features of each head
+    [B, H, T, d_head] turned by angles position·θ^(−2i/dims), pairing feature i with i + dims/2."""
+    T = x.shape[-2]
+    inv = theta ** -(torch.arange(0, dims, 2, device=x.device, dtype=torch.float32) / dims)
+    angles = torch.outer(torch.arange(T, device=x.device, dtype=torch.float32), inv)  # [T, dims/2]
+    cos, sin = (torch.cat([f(angles)] * 2, dim=-1).to(x.dtype) for f in (torch.cos, torch.sin))
+    turned, rest = x[..., :dims], x[..., dims:]
+    a, b = turned.chunk(2, dim=-1)
+    return torch.cat([turned * cos + torch.cat([-b, a], dim=-1) * sin, rest], dim=-1)
 
 
 def _divisor_near_sqrt(n: int) -> int:
@@ -49,11 +73,14 @@ class Diffusion(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         d, h, L = cfg.d_model, cfg.n_heads, cfg.max_len
-        self.n_heads, self.d_head, self.max_len = h, d // h, L
+        self.n_heads, self.d_head, self.max_len, self.kv_heads = h, d // h, L, cfg.kv_heads
         self.parts = cfg.attention.split("+")
         self.dropout = cfg.dropout
-        if "dot" in self.parts:
-            self.qkv = nn.Linear(d, 3 * d)
+        self.causal = cfg.causal  # each particle moves only because of those before it (decoders)
+        self.rotary = (cfg.rotary_dims or self.d_head) if cfg.position == "rotary" else 0
+        self.theta = cfg.rope_theta
+        if "dot" in self.parts:  # queries, then keys and values (fewer heads of them in grouped-query attention)
+            self.qkv = nn.Linear(d, d + 2 * self.kv_heads * self.d_head, bias=cfg.bias)
         else:
             self.value = nn.Linear(d, d)
         if "dense" in self.parts:
@@ -75,11 +102,20 @@ class Diffusion(nn.Module):
             self.r2 = nn.Parameter(torch.randn(h, L, cfg.factor_rank) * scale)
         if len(self.parts) > 1:
             self.mix_logits = nn.Parameter(torch.zeros(len(self.parts)))
-        self.out = nn.Linear(d, d)
+        self.out = nn.Linear(d, d, bias=cfg.bias)
 
-    def _heads(self, x):  # [B, T, d] -> [B, H, T, d_head]
+    def _heads(self, x, heads: int | None = None):  # [B, T, heads·d_head] -> [B, heads, T, d_head]
         B, T, _ = x.shape
-        return x.view(B, T, self.n_heads, self.d_head).transpose(1, 2)
+        return x.view(B, T, heads or self.n_heads, self.d_head).transpose(1, 2)
+
+    def _mask(self, attention_mask, T: int, device):
+        """Who may attend to whom, [B or 1, 1, T or 1, T] bool (True: may), or None for everyone: the padding
+        (no one attends to it) and, in a decoder, the future."""
+        mask = None if attention_mask is None else attention_mask[:, None, None, :]
+        if self.causal:
+            past = torch.ones(T, T, dtype=torch.bool, device=device).tril()
+            mask = past if mask is None else mask & past
+        return mask
 
     def _logits(self, part: str, x, q, k):  # -> [B or 1, H, T, T]
         T = x.shape[1]
@@ -109,15 +145,25 @@ class Diffusion(nn.Module):
             raise ValueError(f"{T} tokens exceed this synthesizer's max_len={self.max_len}")
         q = k = None
         if "dot" in self.parts:
-            q, k, v = (self._heads(t) for t in self.qkv(x).split(d, dim=-1))
+            kv = self.kv_heads * self.d_head
+            q, k, v = self.qkv(x).split([d, kv, kv], dim=-1)
+            q, k, v = self._heads(q), self._heads(k, self.kv_heads), self._heads(v, self.kv_heads)
+            if self.rotary:
+                q, k = rotary(q, self.rotary, self.theta), rotary(k, self.rotary, self.theta)
         else:
             v = self._heads(self.value(x))
-        mask = None if attention_mask is None else attention_mask[:, None, None, :]  # broadcast over heads and queries
         p = self.dropout if self.training else 0.0
         fused = self.sdpa or not torch.is_grad_enabled()  # matmul attention is for the backward's sake
         if self.parts == ["dot"] and not need_weights and fused:  # the fast path: fused SDPA kernel
-            y, weights = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p), None
+            causal_only = self.causal and attention_mask is None  # its own causal kernel, no mask to read
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=None if causal_only else
+                                               self._mask(attention_mask, T, x.device), dropout_p=p,
+                                               is_causal=causal_only, enable_gqa=self.kv_heads != self.n_heads)
+            weights = None
         else:
+            if self.kv_heads != self.n_heads:  # each key and value head serves a group of query heads
+                k, v = (t.repeat_interleave(self.n_heads // self.kv_heads, dim=1) for t in (k, v))
+            mask = self._mask(attention_mask, T, x.device)
             parts = [self._logits(part, x, q, k) for part in self.parts]
             if len(parts) == 1:
                 logits = parts[0]
@@ -136,16 +182,18 @@ class Parallel(nn.Module):
     """F + G in one sub-step (no splitting): attention and FFN read the same state, their moves add.
 
     One Euler step of the whole field, x + h·(F(x) + G(x)): the toy lab's unsplit scheme, and
-    the parallel block of GPT-J and PaLM."""
+    the parallel block of GPT-J and PaLM. GPT-NeoX (Pythia) normalises the state twice, once for each operator
+    (cfg.parallel_norms): F(N₁x) + G(N₂x), N₂ held here and applied to the state before the layer's norm, `raw`."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.diffusion = Diffusion(cfg)
-        self.convection = Convection(cfg.d_model, cfg.ffn_inner, cfg.activation)
+        self.convection = convection(cfg)
+        self.ffn_norm = norm(cfg, cfg.d_model) if cfg.parallel_norms else None
 
-    def forward(self, x, attention_mask=None, position=None, need_weights: bool = False):
+    def forward(self, x, attention_mask=None, position=None, need_weights: bool = False, raw=None):
         y, weights = self.diffusion(x, attention_mask, position, need_weights)
-        return y + self.convection(x), weights
+        return y + self.convection(x if self.ffn_norm is None else self.ffn_norm(raw)), weights
 
 
 ATTENTION = {"sdpa": "SDPA attention", "matmul": "matmul–softmax attention"}  # the kernels use_attention sets
@@ -164,12 +212,16 @@ def use_attention(model: nn.Module, kernel: str) -> None:
             m.sdpa = kernel == "sdpa"
 
 
+def convection(cfg: ModelConfig) -> Convection:
+    return Convection(cfg.d_model, cfg.ffn_inner, cfg.activation, cfg.gated_ffn, cfg.bias)
+
+
 def operator(kind: str, cfg: ModelConfig) -> nn.Module:
     """The network that computes the velocity of a sub-step of this kind."""
     if kind == DIFFUSION:
         return Diffusion(cfg)
     if kind == CONVECTION:
-        return Convection(cfg.d_model, cfg.ffn_inner, cfg.activation)
+        return convection(cfg)
     if kind == FULL:
         return Parallel(cfg)
     raise ValueError(f"unknown sub-step kind {kind!r}")

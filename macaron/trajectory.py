@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[PAD]")
+MASK_TOKEN = "[MASK]"  # where a person types a word to be guessed (a decoder reads it as the place of its next word)
+
 
 @dataclass(frozen=True)
 class Step:
@@ -35,6 +38,15 @@ class Trajectory:
     meta: dict = field(default_factory=dict)  # model name, scheme, norm, attention, position, device, ...
     text: str = ""                      # the text traced ("" for token ids)
     truncated: int = 0                  # tokens dropped to fit the token limit ([SEP] stays last)
+    # Where the model's head answers the sentence: an encoder's first [MASK] (the word there); a decoder's token
+    # before where [MASK] was typed (the word after it, read from the words before), else its last token (the
+    # word after the sentence). None: no head, or no [MASK] for an encoder to guess.
+    guess_at: int | None = None
+
+    @property
+    def causal(self) -> bool:
+        """Whether each particle moved only because of those before it (a decoder)."""
+        return bool(self.meta.get("causal"))
 
     @property
     def displacements(self) -> np.ndarray:
@@ -70,6 +82,7 @@ class Trajectory:
             "meta": self.meta,
             "text": self.text,
             "truncated": self.truncated,
+            "guess_at": self.guess_at,
         }
 
     def to_json(self) -> str:
@@ -87,6 +100,7 @@ class Trajectory:
             meta=dict(d.get("meta", {})),
             text=d.get("text", ""),
             truncated=int(d.get("truncated", 0)),
+            guess_at=d.get("guess_at"),
         )
 
     def to_csv(self) -> str:

@@ -34,7 +34,7 @@ def chart_keys(at: AppTest) -> set[str]:
 
 
 MEASURED = {f"d_{k}" for k in ("clusters", "rank_one", "cosines", "energy", "step", "entropy", "ds_gap", "leaders",
-                               "attention_rank")}
+                               "first_token", "attention_rank")}
 
 
 def test_two_models_on_a_sentence_set_then_on_one_sentence():

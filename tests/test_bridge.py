@@ -19,25 +19,31 @@ def tiny(scheme="macaron", **kw):
 IDS = [2, 8, 9, 10, 11, 12, 3]
 
 
-@pytest.mark.parametrize("scheme,norm,position", [("macaron", "pre", "learned"), ("transformer", "pre", "learned"),
-                                                  ("macaron", "post", "learned"), ("transformer", "post", "learned"),
-                                                  ("transformer", "post", "floater")])
-def test_commutator_limit_is_the_lie_bracket_computed_by_autodiff(scheme, norm, position):
+DECODER = dict(causal=True, parallel_norms=True, norm_kind="rms", gated_ffn=True, activation="silu", n_kv_heads=2)
+
+
+@pytest.mark.parametrize("scheme,norm,position,extra", [
+    ("macaron", "pre", "learned", {}), ("transformer", "pre", "learned", {}), ("macaron", "post", "learned", {}),
+    ("transformer", "post", "learned", {}), ("transformer", "post", "floater", {}),
+    ("unsplit", "post", "learned", {}), ("unsplit", "pre", "rotary", DECODER)])
+def test_commutator_limit_is_the_lie_bracket_computed_by_autodiff(scheme, norm, position, extra):
     """κ's small-step limit, from compositions of finite sub-steps, against B'(x)A(x) − A'(x)B(x)
     computed with forward-mode autodiff (torch.func.jvp): two independent roads to the same number.
-    Post-LN: the bracket of the moves' fields (the norm after each move has no small-step limit)."""
-    model = tiny(scheme, norm=norm, position=position).double()
+    Post-LN: the bracket of the moves' fields (the norm after each move has no small-step limit). An unsplit
+    sub-step (the race's parallel-mini; GPT-NeoX's parallel block, causal, with its two norms) holds both
+    operators: its attention and its FFN are the two maps."""
+    model = tiny(scheme, norm=norm, position=position, **extra).double()
     positions = model.block_positions(len(IDS))  # FLOATER: each block its own encoding
     traj = model.trace(IDS)
     curves = bridge.commutators(model, traj)
     limit = bridge.commutator_limit(curves["attention∘FFN"])
     states = torch.as_tensor(traj.states, dtype=torch.float64)
     for i, start in enumerate(traj.layer_boundaries()[:-1]):
-        la, a, lb, b = bridge._pairs(model, i)["attention∘FFN"]
+        (la, a, part_a), (lb, b, part_b) = bridge._pairs(model, i)["attention∘FFN"]
         A, B = model.layers[la], model.layers[lb]
         ha, hb = A.scheme[a].fraction, B.scheme[b].fraction
-        fa = lambda y: A.velocity(a, y, position=positions[la], need_weights=True)[0]  # noqa: E731  (jvp-able)
-        fb = lambda y: B.velocity(b, y, position=positions[lb], need_weights=True)[0]  # noqa: E731
+        fa = lambda y: A.velocity(a, y, position=positions[la], need_weights=True, part=part_a)[0]  # noqa: E731
+        fb = lambda y: B.velocity(b, y, position=positions[lb], need_weights=True, part=part_b)[0]  # noqa: E731
         x = states[start][None]
         va, vb = fa(x), fb(x)
         jb_va = torch.func.jvp(fb, (x,), (va,))[1]
@@ -129,3 +135,18 @@ def test_unsettled_flags_curves_still_changing_at_the_smallest_scales():
     curves = np.array([[0.1, 0.2, 0.4, 0.8, 1.6],     # κ ∝ 1/s: no limit in sight (a huge first step)
                        [1.30, 1.37, 1.40, 1.41, 1.42]])  # settled
     assert bridge.unsettled(curves).tolist() == [True, False]
+
+
+@pytest.mark.parametrize("extra", [{}, DECODER])
+def test_the_two_parts_of_an_unsplit_step_add_up_to_it(extra):
+    """The attention and the FFN that 3b swaps inside an unsplit sub-step are the whole of it: their velocities
+    add up to the sub-step's (with GPT-NeoX's two norms, each reads its own)."""
+    from macaron.schemes import CONVECTION, DIFFUSION
+
+    model = tiny("unsplit", norm="pre", **extra)
+    x = torch.as_tensor(model.trace(IDS).states[1])[None]
+    layer = model.layers[1]
+    whole = layer.velocity(0, x)[0]
+    parts = layer.velocity(0, x, part=DIFFUSION)[0] + layer.velocity(0, x, part=CONVECTION)[0]
+    torch.testing.assert_close(parts, whole)
+    assert not torch.allclose(layer.velocity(0, x, part=DIFFUSION)[0], whole, atol=1e-3)

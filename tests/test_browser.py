@@ -290,6 +290,98 @@ def test_presenter_mode_and_the_lesson(server, page):
     assert "present=1" in page.url and not page.locator("[data-testid='stSidebar']").is_visible()
 
 
+PLANES = r"""() => ['xy', 'x2y2'].map(id => {  // each plane of the first figure as drawn: its drag area,
+    const g = document.querySelector('.js-plotly-plot');  // and every numeric tick label, centred, on screen
+    const area = g.querySelector(`.draglayer .${id} .nsewdrag`);
+    const ticks = (axis) => Array.from(g.querySelectorAll(`.subplot.${id} .${axis} text`))
+        .map(t => { const b = t.getBoundingClientRect(); const v = parseFloat(t.textContent.replace('−', '-'));
+                    return [v, (b.left + b.right) / 2, (b.top + b.bottom) / 2]; })
+        .filter(([v]) => Number.isFinite(v));
+    const [x, y] = id === 'xy' ? ['xtick', 'ytick'] : ['x2tick', 'y2tick'];
+    return area && {height: area.getBoundingClientRect().height, x: ticks(x), y: ticks(y)};
+}).filter(p => p && p.x.length > 1)"""
+
+
+def unit_px(ticks: list, coordinate: int) -> float:
+    """Pixels per unit on one axis, from the first and last of its drawn tick labels."""
+    (v0, *p0), (v1, *p1) = ticks[0], ticks[-1]
+    return abs(p1[coordinate] - p0[coordinate]) / abs(v1 - v0)
+
+
+@pytest.mark.parametrize("size, least", [((1920, 1080), 0.45), ((1280, 720), 0.40)])
+def test_presenter_plane_fills_the_screen_at_true_aspect(server, browser, size, least):
+    """On a projector the particle plane is as tall as the screen leaves, ▶ Play still on it, a unit of PC1 as
+    long as a unit of PC2 as drawn (read off the tick labels), its labels at 18 px, and the matrix beside it
+    names its columns by token; Compare's two planes each take a third of a 1920 × 1080 screen or more."""
+    url, _ = server
+    pg = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    try:
+        pg.goto(f"{url}/?present=1&s={urllib.parse.quote('the cat sat on the mat .')}")
+        settle(pg)
+        pg.wait_for_function(f"() => document.querySelector('.js-plotly-plot .nsewdrag')"
+                             f".getBoundingClientRect().height >= {least} * innerHeight", timeout=30_000)
+        no_errors(pg)
+        fits(pg, ".js-plotly-plot .updatemenu-button")
+        (plane,) = pg.evaluate(PLANES)  # the matrix beside it has no numbers on its axes
+        assert plane["height"] >= least * size[1], plane
+        assert unit_px(plane["x"], 0) == pytest.approx(unit_px(plane["y"], 1), rel=0.05)
+        labels = pg.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot .subplot.xy .textpoint "
+                             "text')).map(t => [t.textContent, parseFloat(getComputedStyle(t).fontSize)])")
+        assert {"cat", "sat", "mat"} <= {t for t, _ in labels} and min(px for _, px in labels) >= 18
+        columns = pg.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot .x2tick text'))"
+                              ".map(t => t.textContent)")
+        assert columns == ["[CLS]", "the", "cat", "sat", "on", "the", "mat", ".", "[SEP]"]
+        pg.screenshot(path=str(SHOTS / f"presenter_{size[0]}x{size[1]}.png"))
+        if size[0] == 1280:  # a window made taller (or a screen rotated): the plane follows
+            pg.set_viewport_size({"width": 1280, "height": 960})
+            pg.wait_for_function(f"() => document.querySelector('.js-plotly-plot .nsewdrag')"
+                                 f".getBoundingClientRect().height > {plane['height'] + 150}", timeout=30_000)
+            fits(pg, ".js-plotly-plot .updatemenu-button")
+        if size[0] == 1920:
+            pg.goto(f"{url}/compare?present=1")
+            settle(pg)
+            pg.wait_for_function("() => document.querySelector('.js-plotly-plot .nsewdrag')"
+                                 ".getBoundingClientRect().height >= 0.35 * innerHeight", timeout=30_000)
+            fits(pg, ".js-plotly-plot .updatemenu-button")
+            panels = pg.evaluate(PLANES)
+            assert len(panels) == 2 and all(p["height"] >= 0.35 * size[1] for p in panels), panels
+            for p in panels:
+                assert unit_px(p["x"], 0) == pytest.approx(unit_px(p["y"], 1), rel=0.05)
+            pg.screenshot(path=str(SHOTS / "presenter_compare_1920x1080.png"))
+    finally:
+        pg.close()
+
+
+def test_a_clicker_walks_the_lesson(server, page):
+    """PageDown / PageUp (a presenter's clicker) and → / ← go to the next and previous step: the address and the
+    drawn "Lesson k of 6" follow; in the sentence box the arrows move the cursor, not the lesson. Space plays."""
+    url, _ = server
+    page.goto(f"{url}/?present=1&lesson=1")
+    settle(page)
+    page.get_by_text("Lesson 1 of 6").wait_for()
+    for key, k in (("PageDown", 2), ("ArrowRight", 3), ("PageUp", 2), ("ArrowLeft", 1)):
+        page.locator("h1").first.click()  # the focus on the page, as after a click on it
+        page.keyboard.press(key)
+        page.wait_for_function(f"() => location.search.includes('lesson={k}')", timeout=30_000)
+        page.get_by_text(f"Lesson {k} of 6").wait_for()
+        settle(page)
+    box = page.locator("input[aria-label='Sentence']")
+    box.click()
+    box.press("ArrowLeft")
+    box.press("ArrowRight")
+    page.wait_for_timeout(1500)
+    assert "lesson=1" in page.url and page.get_by_text("Lesson 1 of 6").is_visible()
+    page.locator("h1").first.click()
+    first = drawn(page)[0]
+    page.keyboard.press(" ")
+    page.wait_for_function(f"() => ({DRAWN})()[0] !== {first!r}", timeout=10_000)  # Play: the title moves on
+    page.keyboard.press(" ")  # Pause: it stays
+    page.wait_for_timeout(800)
+    paused = drawn(page)[0]
+    page.wait_for_timeout(1500)
+    assert drawn(page)[0] == paused
+
+
 def test_a_lesson_step_typed_by_hand_opens_on_its_own_page(server, page):
     """/?lesson=4 names the default page (Particles) in its address; step 4 is the Splitting lab's: the
     person sees the lab's title under the step's text, not Particles with the wrong step's words."""
@@ -300,6 +392,7 @@ def test_a_lesson_step_typed_by_hand_opens_on_its_own_page(server, page):
     no_errors(page)
     assert page.locator("h1").first.inner_text().startswith("Splitting lab")
     page.get_by_text("Lesson 4 of 6").wait_for()
+    fits(page, ".js-plotly-plot .updatemenu-button")  # the step's ▶ Play on the first 1280 × 720 screen
 
 
 def test_particles_long_sentence_mask_and_3d(server, page):

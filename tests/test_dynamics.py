@@ -334,6 +334,27 @@ def test_a_long_run_gets_a_readable_depth_axis(synthetic):
         assert list(ticks) == list(range(0, layers + 1, every))
 
 
+def test_layers_that_are_steps_of_one_flow_are_drawn_on_the_flows_clock(synthetic):
+    """The ODE pair's 6 layers are steps h = 0.5 of one flow: its curves run to t = 3, as the Particles title
+    says, and the axis says so; a model of h = 1 stays on layer time beside it."""
+    from macaron.plot import dynamics as P
+
+    traj = synthetic("macaron", n_layers=6)
+    ode = D.aggregate([D.measure(traj, normalised=False)], "ode", meta=dict(traj.meta, step=0.5))
+    plain = D.aggregate([D.measure(traj, normalised=False)], "plain", meta=dict(traj.meta, step=1.0))
+    fig = P.over_depth([ode, plain], "clusters", trained_depth=6)
+    curves = [d for d in fig.data if d.mode == "lines+markers"]
+    np.testing.assert_allclose(curves[0].x, 0.5 * traj.times)
+    np.testing.assert_allclose(curves[1].x, traj.times)
+    assert "h = 0.5 / 1" in fig.layout.xaxis.title.text
+    assert fig.layout.shapes[0].x0 == 3.0  # the ODE model runs past its trained depth from t = 3
+    heat = P.cosine_histograms([ode])
+    assert heat.data[0].x[-1] == 3.0 and "h = 0.5" in heat.layout.xaxis.title.text
+    diff = P.attention([ode], "entropy")
+    np.testing.assert_allclose(diff.data[1].x, 0.5 * ode.diffusion_times)
+    assert P.over_depth([plain], "clusters").layout.xaxis.title.text == "layer time t"
+
+
 def test_the_experiments_change_the_order_once_per_order_of_the_operators():
     """Each registered order is one experiment; the race's control (F, ½G, ½G) acts in Lie–Trotter's order, so it
     adds none (its two half-FFNs are two sub-layers only in a network trained so)."""
@@ -345,3 +366,17 @@ def test_the_experiments_change_the_order_once_per_order_of_the_operators():
         names = [e.name for e in D.standard_experiments(model) if e.kind == "order" and "·" not in e.name]
         assert "as Strang–Marchuk: ½G, F, ½G" in names or model.config.scheme == "macaron"
         assert not any("G in halves" in n for n in names), names
+
+
+def test_attention_to_the_first_token_against_uniform_attention():
+    """Uniform attention over what each row sees gives 1, with or without a causal mask; every row on the first
+    token gives T for an encoder and, causal, 1 / mean_i 1/(i + 1) over rows i = 1 … T−1 (by hand for T = 4)."""
+    T = 4
+    uniform = np.full((1, T, T), 1 / T)
+    causal_uniform = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
+    sink = np.zeros((1, T, T))
+    sink[..., 0] = 1.0
+    assert D.first_token_lift(uniform, causal=False) == pytest.approx([1.0])
+    assert D.first_token_lift(causal_uniform[None], causal=True) == pytest.approx([1.0])
+    assert D.first_token_lift(sink, causal=False) == pytest.approx([T])
+    assert D.first_token_lift(sink, causal=True) == pytest.approx([1 / ((1 / 2 + 1 / 3 + 1 / 4) / 3)])

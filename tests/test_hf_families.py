@@ -229,8 +229,8 @@ def test_distilbert_positions_are_its_sinusoids(folders):
 
 
 @pytest.mark.parametrize("config, says", [
-    (dict(model_type="gpt2", architectures=["GPT2LMHeadModel"], n_embd=32), "is a decoder"),
-    (dict(model_type="llama", architectures=["LlamaForCausalLM"], hidden_size=32), "is a decoder"),
+    (dict(model_type="falcon", architectures=["FalconForCausalLM"], hidden_size=32), "is a decoder of a family"),
+    (dict(model_type="opt", architectures=["OPTForCausalLM"], hidden_size=32), "is a decoder of a family"),
     (dict(model_type="t5", architectures=["T5ForConditionalGeneration"], is_encoder_decoder=True), "encoder–decoder"),
     (dict(model_type="modernbert", architectures=["ModernBertForMaskedLM"], hidden_size=32), "rotary positions"),
     (dict(model_type="funnel", hidden_size=32), "not a model family we map"),
@@ -245,7 +245,8 @@ def test_another_kind_is_named_with_the_families_that_load(tmp_path, config, say
         macaron.load(tmp_path)
     message = str(e.value)
     assert "These Hugging Face families load: BERT (bert), RoBERTa (roberta)" in message
-    assert all(name in message for name in ("DistilBERT", "ALBERT", "ELECTRA", "XLM-RoBERTa"))
+    assert all(name in message for name in ("DistilBERT", "ALBERT", "ELECTRA", "XLM-RoBERTa", "GPT-2 (gpt2)",
+                                            "GPT-NeoX (gpt_neox)", "Llama (llama)"))
 
 
 def test_missing_weight_is_named(folders, tmp_path):

@@ -474,5 +474,14 @@ def test_trained_orders_section_draws_each_models_record_and_names_a_damaged_one
     assert any("tiny-macaron" in w.value and "measured on other weights" in w.value for w in at.warning)
     (tmp_path / "tiny-macaron" / orders.FILE).unlink()
     (tmp_path / "tiny-transformer" / orders.FILE).unlink()
+    import shutil  # neither pick measured, another listed model is (the ODE pair as shipped): that one is drawn
+    shutil.copytree(tmp_path / "tiny-macaron", tmp_path / "tiny-ode")
+    (tmp_path / "tiny-ode" / orders.FILE).write_text(json.dumps(record))
+    at.run()
+    assert not at.exception and _charts(at) == TOY + NETWORK + 1
+    assert any("Neither model picked above" in i.value and "shown instead: tiny-ode" in i.value for i in at.info)
+    solver = at.radio(key="l_sub3").value
+    np.testing.assert_allclose(_trained_traces(at)[0]["y"], record["local_error"]["lie-trotter"][solver], rtol=1e-3)
+    shutil.rmtree(tmp_path / "tiny-ode")
     at.text_input(key="l_text").set_value("").run()  # 3e reads the folders, not the sentence
     assert not at.exception and any("Neither model has measured orders" in i.value for i in at.info)

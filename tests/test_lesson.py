@@ -11,6 +11,7 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import explorer_state as state
@@ -18,6 +19,7 @@ from macaron import analysis, lesson
 from macaron.__main__ import main
 from macaron.plot import lesson as handout
 from macaron.plot.particles import frame_title
+from test_plot import decoded
 
 
 @pytest.fixture(scope="module")
@@ -82,12 +84,20 @@ def test_each_step_draws_the_apps_figure_at_the_steps_view(page, models_dir, sta
     assert "xaxis2" in layout and layout["title"]["text"].startswith("<b>layer time t = 0")
     tiny_macaron = macaron.load(models_dir / "tiny-macaron", device="cpu").trace(river)
     assert [f["name"] for f in frames] == [f"{t:g}" for t in analysis.time_grid(traj, tiny_macaron)]
-    # step 6: every stage of the learner, each its own figure, in one frame (one range for all)
+    # step 6: every stage of the learner, each its own figure: one PCA of the sentence at every stage (the same
+    # directions), each stage at its own scale
     stages = macaron.milestones(staged)
     assert [s.name for s in stages] == ["random start", "plateau", "rise", "final"]
-    ranges = [figure_spec(page, f"fig-6-{i}")[1]["xaxis"]["range"] for i in range(len(stages))]
-    assert all(r == ranges[0] for r in ranges)
     school = model.trace(lesson.PRESETS["school [MASK]"])
+    every = analysis.project_together(*(macaron.load(staged, device="cpu", at=s.tokens).trace(
+        lesson.PRESETS["school [MASK]"]) for s in stages), normalised=True, hide_special=True)
+    ranges = []
+    for i, proj in enumerate(every):
+        data, layout, _ = figure_spec(page, f"fig-6-{i}")
+        dots = next(d for d in data if d.get("name") == "particles")
+        np.testing.assert_allclose(np.stack([decoded(dots["x"]), decoded(dots["y"])], -1), proj.coords[0], atol=1e-4)
+        ranges.append(layout["xaxis"]["range"])
+    assert ranges[0] != ranges[-1]
     assert figure_spec(page, "fig-6-1")[1]["title"]["text"] == frame_title(school, 0)  # the view's frame 0
     for i, s in enumerate(stages):
         assert f"<button type='button' data-stage='{i}'" in page and f">{s.name}</button>" in page

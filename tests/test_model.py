@@ -20,7 +20,7 @@ from macaron.schemes import CONVECTION, DIFFUSION, FULL, SCHEMES
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def tiny(tokenizer=None, **kw) -> macaron.Encoder:
+def tiny(tokenizer=None, **kw) -> macaron.Model:
     torch.manual_seed(0)
     cfg = dict(d_model=32, n_layers=2, n_heads=4, ffn_total=128, vocab_size=300, max_len=24, dropout=0.1)
     cfg.update(kw)

@@ -13,7 +13,7 @@ from macaron.dynamics import refined
 from macaron.train.objective import MaskedLM
 
 
-def tiny(**kw) -> macaron.model.Encoder:
+def tiny(**kw) -> macaron.Model:
     torch.manual_seed(0)
     fields = dict(d_model=32, n_layers=3, n_heads=4, ffn_total=128, vocab_size=64, max_len=32, dropout=0.0)
     return build(ModelConfig(**{**fields, **kw}))

@@ -16,7 +16,7 @@ from macaron import ModelConfig, build
 D, H, LAYERS = 32, 4, 2
 
 
-def _ours(scheme: str) -> macaron.Encoder:
+def _ours(scheme: str) -> macaron.Model:
     torch.manual_seed(0)
     model = build(ModelConfig(scheme=scheme, d_model=D, n_layers=LAYERS, n_heads=H, ffn_total=4 * D, dropout=0.0,
                               vocab_size=50, max_len=16, activation="gelu"))
@@ -31,7 +31,7 @@ def _ours(scheme: str) -> macaron.Encoder:
     return model
 
 
-def _peer(model: macaron.Encoder, macaron_block: bool):
+def _peer(model: macaron.Model, macaron_block: bool):
     from x_transformers import Encoder
 
     ffn_mult = model.config.ffn_inner / D

@@ -153,9 +153,15 @@ def test_particles_label_every_particle_up_to_30_without_overlap(synthetic):
     widths, height = plot_widths((660, 1560), m, fig.layout.xaxis.domain[1]), 480 - m["t"] - m["b"]
     assert widths[0] < 380 and widths[1] > 900  # from a 1024 screen with the sidebar to a 1920 one
     p = plane(traj, proj, size_px=(widths, height))
-    for f, labels in enumerate(p.labels):
-        assert all(lab is not None for lab in labels), f  # every particle, every frame
-        assert_clean_labels(proj.coords[f], labels, *p.ranges, height, widths)
+    (x0, x1), (y0, y1) = p.ranges
+    unit = widths[0] / (x1 - x0)
+    assert height / (y1 - y0) == pytest.approx(unit)  # true aspect on the narrowest plot ...
+    assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.yaxis.scaleratio == 1
+    for width in np.linspace(*widths, 5):  # ... kept on a wider one by widening x around its centre, as Plotly does
+        xr = ((x0 + x1) / 2 - width / unit / 2, (x0 + x1) / 2 + width / unit / 2)
+        for f, labels in enumerate(p.labels):
+            assert all(lab is not None for lab in labels), f  # every particle, every frame
+            assert_clean_labels(proj.coords[f], labels, xr, p.ranges[1], height, (width, width))
     # the figure draws exactly those labels, in one text trace (leader lines where moved away)
     names = [d.name for d in fig.data]
     f0 = frame_traces(fig, 0)

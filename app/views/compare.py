@@ -111,7 +111,7 @@ def trace(mode, picks, stages, texts, url, view, hide, labels, trail, normalised
         else:
             frames = [(cache.project(p[1], t, 2, normalised, hide), None) for p, t in zip(picks, texts)]
         projs = [proj for proj, _ in frames]
-        share = all(ranges is not None for _, ranges in frames)
+        share = all(shared for _, shared in frames)
     else:
         names_ab = ["sentence A", "sentence B"]
         projs = cache.project_together(picks[0][1], texts[0], texts[1], normalised, hide)
@@ -133,12 +133,14 @@ def animation(mode, picks, stages, texts, url, models, trajs, names_ab, projs, s
     grid = [float(t) for t in analysis.time_grid(ta, tb)]
     state.init_widget("c_time", "t", 0.0, parse=float, valid=lambda v: any(abs(v - g) < 1e-6 for g in grid))
     t0 = min(grid, key=lambda g: abs(g - st.session_state["c_time"]))
-    size = state.figure_size(mode == "models" and any(len(s) > 1 for s in stages))
+    size = state.figure_size(mode == "models" and any(len(s) > 1 for s in stages), "room_compare")
     if view == "overlay":
         aligned = cache.procrustes(picks[0][1], picks[1][1], texts[0], normalised, hide)
         fig = plot.overlay(aligned, ta, tb, names_ab, start_time=t0, labels=labels, **size)
     else:
-        fig = plot.compare(trajs, projs, names_ab, start_time=t0, trail=trail, labels=labels, share_axes=share, **size)
+        # two stages of one model: one PCA, each panel at its own scale (the shipped cloud is far smaller)
+        fig = plot.compare(trajs, projs, names_ab, start_time=t0, trail=trail, labels=labels,
+                           share_axes=share and mode != "models", **size)
     st.plotly_chart(fig, key="c_anim", config=dict(displaylogo=False, toImageButtonOptions=dict(scale=2)), theme=None)
     url["t"] = f"{t0:g}"
     state.sync_url(url)
@@ -155,7 +157,7 @@ def animation(mode, picks, stages, texts, url, models, trajs, names_ab, projs, s
                    "lines join the same token.")
     elif share and mode == "models":
         st.caption(f"One model at two stages of its training: one PCA fitted on the sentence's states at all "
-                   f"{len(stages[0])} stages draws both panels, on shared axes.")
+                   f"{len(stages[0])} stages draws both panels: the same directions, each panel at its own scale.")
     elif share:
         st.caption("One PCA fitted on both sentences' states: the two panels share their axes.")
     else:

@@ -142,7 +142,9 @@ def attention(sets, labels) -> None:
                            for r in s.leaders.by_token[:12]], hide_index=True, height=300)
         st.caption("A leader is the token that receives the most attention of one head in one diffusion sub-step; "
                    "chance is how often a token drawn at random from its sentence would. *Geshkovski et al. 2023.*")
-    with st.expander("Effective rank of the attention"):
+    left, right = st.columns(2)
+    chart("first_token", P.attention(sets, "first_token", labels), left)
+    with right.expander("Effective rank of the attention"):
         chart("attention_rank", P.attention(sets, "attention_rank", labels))
 
 

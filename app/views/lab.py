@@ -2,6 +2,8 @@
 exact flow is known, and the same question asked of trained networks."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import streamlit as st
 
@@ -11,7 +13,7 @@ import lab_cache
 from macaron import bridge, orders, plot, toy, zoo
 from macaron.checkpoint import CheckpointError
 from macaron.plot.lab import model_colors, slope_text
-from macaron.plot.style import SchemeStyle, scheme_style
+from macaron.plot.style import SchemeStyle, scheme_name, scheme_style
 from macaron.schemes import SCHEMES
 
 SYSTEMS = {
@@ -84,8 +86,12 @@ def section_particles(o: dict) -> None:
     shown = [s for s in SCHEMES if s in o["shown"]]
     if not shown:
         st.info("Pick at least one scheme in the sidebar to compare with the exact flow.", icon=":material/info:")
+    # On a projector the room the screen leaves; else a height that fits 1280 × 720, 40 px less under a lesson step's
+    # words (two lines more above it)
+    height = (state.figure_size(False, "room_lab")["height"] if state.presenting() else
+              ANIMATION_HEIGHT - 40 * bool(state.lesson_step()))
     fig, visible = cache.toy_animation(o["kind"], o["n"], o["beta"], o["horizon"], o["n_steps"], o["solver"],
-                                       tuple(shown), o["magnify"], ANIMATION_HEIGHT)
+                                       tuple(shown), o["magnify"], height)
     st.plotly_chart(fig, key="l_anim", **CHART)
     if "unsplit" in shown and o["solver"] == "exact":
         st.caption("Unsplit Euler appears with Euler sub-steps only: with exact sub-flows, the unsplit step "
@@ -351,7 +357,7 @@ def section_networks() -> tuple[dict, tuple]:
             continue
         try:
             report = lab_cache.layer_report(pick[1], text)
-        except ValueError as e:  # e.g. an unsplit model: no separate attention and FFN to swap
+        except ValueError as e:  # a model without both an attention and an FFN to swap
             st.warning(f"{pick[0]}: {e}", icon=":material/info:")
             continue
         measured.append((slot, pick[0], cache.load_model(pick[1]).config.scheme, report))
@@ -361,6 +367,9 @@ def section_networks() -> tuple[dict, tuple]:
         st.info("Nothing to measure yet: pick a model that loads and a sentence it can read.", icon=":material/info:")
         return url, (pa, pb)
     colors = dict(zip([m[0] for m in measured], model_colors([m[2] for m in measured])))  # slot -> colour
+    causal = {slot: cache.load_model((pa, pb)[slot][1]).config.causal for slot, *_ in measured}
+    st.caption("Measured: " + "; ".join(f"**{name}**, {scheme_name(scheme)}" + (", causal (a decoder)" * causal[slot])
+                                        for slot, name, scheme, _ in measured) + ".")
 
     post_ln = any(r["norm"] is not None for *_, r in measured)
     st.subheader("3a · Is the step small?")
@@ -440,27 +449,41 @@ def section_networks() -> tuple[dict, tuple]:
     return url, (pa, pb)
 
 
-def section_trained_orders(picks: tuple) -> None:
-    st.subheader("3e · The splitting order on a trained flow")
+def _with_orders(picks: list) -> list:
+    """(name, orders record, config) of each (name, folder) whose folder holds measured orders for its weights."""
     found = []
-    for slot, pick in enumerate(picks):
-        model = None if pick is None else cache.try_load(pick[1])
+    for name, path in picks:
+        model = cache.try_load(path)
         if model is None:
             continue
-        name = pick[0] if picks[0] != picks[1] else f"{pick[0]} ({'AB'[slot]})"
         try:
-            record = lab_cache.measured_orders(pick[1])
+            record = lab_cache.measured_orders(path)
         except CheckpointError as e:
             st.warning(f"{name}: {e}", icon=":material/info:")
             continue
         if record is not None:
             found.append((name, record, model.config))
+    return found
+
+
+def section_trained_orders(picks: tuple) -> None:
+    st.subheader("3e · The splitting order on a trained flow")
+    named = [(pick[0] if picks[0] != picks[1] else f"{pick[0]} ({'AB'[slot]})", pick[1])
+             for slot, pick in enumerate(picks) if pick is not None]
+    found = _with_orders(named)
     if not found:
-        st.info("Neither model has measured orders. They are measured (`python -m macaron.orders FOLDER --save`) "
-                "where a layer is a step of a flow that can be solved: pre-LN, or post-LN without gain or bias, "
-                "as the ODE pair (transformer-ode, macaron-ode); a LayerNorm gain and bias, as in the other shipped "
-                "models, move the state by an amount that does not shrink with the step (3a).", icon=":material/info:")
-        return
+        why = ("They are measured (`python -m macaron.orders FOLDER --save`) where a layer is a step of a flow that "
+               "can be solved: pre-LN, or post-LN without gain or bias, as the ODE pair (transformer-ode, "
+               "macaron-ode); a LayerNorm gain and bias, as in the other shipped models, move the state by an amount "
+               "that does not shrink with the step (3a).")
+        picked = {path for _, path in named}
+        found = _with_orders([(n, p) for n, p in state.model_paths().items()  # the ODE pair, as shipped
+                              if p not in picked and (Path(p) / orders.FILE).is_file()])
+        if not found:
+            st.info(f"Neither model has measured orders. {why}", icon=":material/info:")
+            return
+        st.info(f"Neither model picked above has measured orders; shown instead: "
+                f"{', '.join(name for name, *_ in found)}, on this server's list. {why}", icon=":material/info:")
     st.markdown(
         "A layer's attention F and FFN G make one vector field V, the sum of the sub-steps' fields, whose exact "
         "flow can be solved (torchdiffeq, float64): each scheme's step, built from the network's own F and G, is "

@@ -28,8 +28,8 @@ def render() -> None:
     frame, head_sel = frame_and_heads(traj, url)
     proj, fig = animation(traj, model, picked, stages, sent, frame, head_sel, **view)
     rhythm(traj, proj, view["normalised"])
-    mask_positions = logit_lens(traj, model)
-    attribution(traj, model, picked, sent, url, mask_positions)
+    logit_lens(traj, model)
+    attribution(traj, model, picked, sent, url)
     export(traj, proj, fig, frame, head_sel, view["trail"], view["label_mode"])
 
 
@@ -117,9 +117,10 @@ def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, dim:
     # mixing matrix, the title naming the sub-step) is a frame of this one Plotly figure, so ▶ Play
     # and its slider move them together: one clock, and no server round trip per frame.
     k = 3 if dim == "3D" else 2
-    proj, ranges = cache.stage_frame(stages, picked[1], sent, k, normalised, hide_special)
-    fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode, ranges=ranges,
-                         head=None if head_sel == "mean" else int(head_sel) - 1, **state.figure_size(len(stages) > 1))
+    proj, shared = cache.stage_frame(stages, picked[1], sent, k, normalised, hide_special)
+    size = state.figure_size(len(stages) > 1, "room_particles")  # measured right above the figure
+    fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode,
+                         head=None if head_sel == "mean" else int(head_sel) - 1, **size)
     st.plotly_chart(fig, key="p_anim", config=dict(displaylogo=False, toImageButtonOptions=dict(scale=2)), theme=None)
 
     st.segmented_control("Show the states", list(VIEWS), key="p_norm", format_func=VIEWS.get, required=True,
@@ -146,8 +147,9 @@ def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, dim:
     pcs = f"PC1 and PC2 explain **{proj.explained[:2].sum():.0%}**" + (
         "" if k == 2 else f", PC3 **{proj.explained[2]:.0%}**")
     st.caption(f"**{state.model_label(model)}** · {len(traj.tokens)} particles · {traj.n_steps} sub-steps · {pcs} "
-               + (f"of the variance of all states at all {len(stages)} stages of training (one frame for all)"
-                  if ranges is not None else "of the variance of all states"))
+               + (f"of the variance of all states at all {len(stages)} stages of training (one PCA for all: the same "
+                  "directions at every stage, each drawn at its own scale)" if shared else
+                  "of the variance of all states"))
 
     left, right = st.columns([3, 2])
     with left:
@@ -179,27 +181,26 @@ def rhythm(traj, proj, normalised: bool) -> None:
                         theme=None)
 
 
-def logit_lens(traj, model) -> list[int]:
-    """What the model would guess at every sub-step (the logit lens); returns the [MASK] positions."""
+def logit_lens(traj, model) -> None:
+    """What the model would guess at every sub-step (the logit lens), where its head answers the sentence."""
     st.subheader("What would the model guess, sub-step by sub-step? (logit lens)")
-    mask_positions = [i for i, t in enumerate(traj.tokens) if t == analysis.MASK_TOKEN]
-    if not model.has_mlm_head:
-        st.info("This model has no masked-language-model head, so it cannot guess words.", icon=":material/info:")
-    elif not mask_positions:
-        st.info("Add **[MASK]** to the sentence (or pick *Mask a word* in the sidebar) to see the model's guesses.",
-                icon=":material/lightbulb:")
+    if not model.has_head:
+        what = "next-word" if traj.causal else "masked-language-model"
+        st.info(f"This model has no {what} head, so it cannot guess words.", icon=":material/info:")
+    elif traj.guess_at is None:
+        st.info("Add **[MASK]** to the sentence (or pick *Mask a word* in the sidebar) to see the model's guesses."
+                if not traj.causal else "A decoder guesses a word from the words before it: put **[MASK]** after "
+                "at least one word.", icon=":material/lightbulb:")
     else:
-        pos = mask_positions[0]
-        guesses = model.logit_lens(traj, pos, k=5)
+        guesses = model.logit_lens(traj, traj.guess_at, k=5)
         final = ", ".join(f"`{w.replace('`', '')}` {p:.0%}" for w, p in guesses[-1][:3])
-        st.markdown(f"Final guesses for [MASK] (token {pos}): {final}")
+        st.markdown(f"Final guesses for {analysis.guess_said(traj)}: {final}")
         st.plotly_chart(plot.logit_lens(guesses, traj), key="p_lens", config=dict(displaylogo=False), theme=None)
         state.explain("The model's own output head read off every intermediate state (◆ after diffusion, ● after "
-                      "convection). Watch when the right answer appears.")
-    return mask_positions
+                      "convection, ■ after an unsplit step). Watch when the right answer appears.")
 
 
-def attribution(traj, model, picked, sent, url: dict, mask_positions: list[int]) -> None:
+def attribution(traj, model, picked, sent, url: dict) -> None:
     """Which words mattered (integrated gradients), computed only when asked."""
     st.subheader("Which words mattered? (integrated gradients)")
     state.init_widget("p_attr", "attr", False, parse=state.parse_bool)
@@ -209,7 +210,7 @@ def attribution(traj, model, picked, sent, url: dict, mask_positions: list[int])
     url["attr"] = do_attr
     state.sync_url(url)
     if do_attr:
-        target_pos = mask_positions[0] if (mask_positions and model.has_mlm_head) else None
+        target_pos = traj.guess_at if model.has_head else None
         if target_pos is None:
             choices = list(range(len(traj.tokens)))
             target_pos = st.selectbox("Explain the final state norm of token", choices, key="p_attr_tok",

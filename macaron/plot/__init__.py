@@ -15,7 +15,6 @@ from .particles import (
     displacement_heatmap,
     logit_lens,
     mixing_heatmap,
-    one_frame,
     particles,
 )
 from .race import curves as race_curves
@@ -23,6 +22,6 @@ from .race import differences as race_differences
 from .style import to_html
 
 __all__ = ["attribution_html", "cka", "compare", "convergence", "displacement", "displacement_heatmap", "kappa_curves",
-           "layer_bars", "learning", "lines_over_depth", "logit_lens", "mixing_heatmap", "model_colors", "one_frame",
+           "layer_bars", "learning", "lines_over_depth", "logit_lens", "mixing_heatmap", "model_colors",
            "overlay", "particles", "race_curves", "race_differences", "ratio_histogram", "slope_rows", "to_html",
            "toy_particles"]

@@ -16,6 +16,7 @@ from .style import (
     SLOT_COLORS,
     axis_title,
     base_layout,
+    equal_units,
     esc,
     figure,
     label_priority,
@@ -25,6 +26,7 @@ from .style import (
     play_controls,
     subplots_layout,
     token_style,
+    true_aspect,
 )
 
 
@@ -88,8 +90,8 @@ def compare(trajs: Sequence[Trajectory], projections: Sequence[Projection], name
     for c, p in enumerate(planes):
         for i, axis in enumerate(("xaxis", "yaxis")):
             layout[axis + sfx[c]].update(range=p.ranges[i], autorange=False, zeroline=False,
-                                         title=dict(text=axis_title(i, projections[c].explained),
-                                                    font=dict(size=font_size - 1)))
+                                         title=dict(text=axis_title(i, projections[c].explained)),
+                                         **(true_aspect(f"x{sfx[c]}") if axis == "yaxis" else {}))
     layout.update(base_layout(height, margin=margin, uirevision="compare", annotations=annotations(grid[start]),
                               font=dict(base_layout(0)["font"], size=font_size),
                               title=dict(text=title(grid[start]), x=0.0, xanchor="left", y=1.0 - 10 / height,
@@ -113,9 +115,9 @@ def overlay(result: Procrustes, traj_a: Trajectory, traj_b: Trajectory, names: S
     grid = time_grid(traj_a, traj_b)
     tokens = kept_tokens(traj_a, result.projection.keep)
     allxy = np.concatenate([result.a.reshape(-1, 2), result.b.reshape(-1, 2)])
-    xr, yr = padded_range(allxy[:, 0]), padded_range(allxy[:, 1])
     margin = dict(l=60, r=16, t=96, b=104)
-    size = (plot_widths(width, margin, 1.0), height - margin["t"] - margin["b"])
+    size = (plot_widths(width, margin, 1.0)[:1], height - margin["t"] - margin["b"])
+    xr, yr = equal_units(padded_range(allxy[:, 0]), padded_range(allxy[:, 1]), size[0][0], size[1])
     colors, _ = token_style(tokens)
     order = label_priority(tokens)
     placed = {}
@@ -176,7 +178,7 @@ def overlay(result: Procrustes, traj_a: Trajectory, traj_b: Trajectory, names: S
                          xaxis=dict(title=dict(text=axis_title(0, explained)), range=xr, autorange=False,
                                     zeroline=False),
                          yaxis=dict(title=dict(text=axis_title(1, explained)), range=yr, autorange=False,
-                                    zeroline=False),
+                                    zeroline=False, **true_aspect("x")),
                          margin=margin)
     layout["legend"] = dict(orientation="h", x=0.0, xanchor="left", y=1.0 - 56 / height, yref="container",
                             yanchor="top", font=dict(size=font_size - 1))

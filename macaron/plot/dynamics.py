@@ -27,6 +27,7 @@ AXIS = {
     "entropy": "attention entropy / log T",
     "attention_rank": "attention effective rank / T",
     "ds_gap": "distance from doubly stochastic",
+    "first_token": "attention to the first token ÷ uniform",
 }
 
 
@@ -64,6 +65,12 @@ CHARTS = {
     "attention_rank": ("Low-rank attention",
                        "The effective rank of the attention matrix as a share of the number of tokens: low = "
                        "few directions of mixing.", "Geshkovski et al. 2023"),
+    "first_token": ("Attention to the first token",
+                    "What the other tokens give the first one, over what uniform attention over the tokens each sees "
+                    "would give it (1/T; in a decoder token i sees i + 1): 1 = no more than uniform, far above = an "
+                    "attention sink, where attention goes when it has nowhere else to go. Under a causal mask leading "
+                    "is no test of it: every token sees the first, so even uniform attention makes it lead.",
+                    "Xiao, Tian, Chen, Han & Lewis 2024, attention sinks"),
     "leaders": ("Leaders",
                 "How often each kind of token receives the most attention of a head, relative to chance: the "
                 "theory predicts a few leaders that the others follow.", "Geshkovski et al. 2023"),
@@ -105,11 +112,20 @@ def _curve(x, spread: Spread, name: str, color: str, slot: int, hover: Sequence[
     return [band, line]
 
 
-def _depth_axis(times) -> dict:
-    """Ticks on whole layers, at most about a dozen (a shared model run to 16 T has 96 layers)."""
+def _h(s: SetMeasures) -> float:
+    """The flow time one layer of this model stands for (ModelConfig.step; 1: time is counted in layers)."""
+    return float(s.meta.get("step", 1.0))
+
+
+def _depth_axis(times, sets: Sequence[SetMeasures]) -> dict:
+    """Ticks on whole units of time, at most about a dozen (a shared model run to 16 T has 96 layers); in layers,
+    or where a model's layers are steps h of one flow (the ODE pair), in that flow's time h·layer."""
     L = int(np.ceil(max(float(np.max(t)) for t in times)))
     every = next(k for k in (1, 2, 3, 6, 12, 24, 48, 96, 192) if L / k <= 12 or k >= L)
-    return dict(title=dict(text="layer time t"), tickmode="array", tickvals=list(range(0, L + 1, every)),
+    steps = sorted({_h(s) for s in sets})
+    title = "layer time t" if steps == [1.0] else (
+        f"time t = h × layer (h = {' / '.join(f'{h:g}' for h in steps)})")
+    return dict(title=dict(text=title), tickmode="array", tickvals=list(range(0, L + 1, every)),
                 gridcolor="#bbb", zeroline=False)
 
 
@@ -133,13 +149,14 @@ def over_depth(sets: Sequence[SetMeasures], measure: str, names: Sequence[str] |
     for i, (s, name, color) in enumerate(zip(sets, names, colors_of(sets))):
         x, spread, labels = ((s.times[1:], s.step, s.labels[1:]) if measure == "step"
                              else (s.times, s.state[measure], s.labels))
-        data += _curve(x, spread, name, color, i, labels)
-        xs.append(x)
-    shapes, notes = _beyond(trained_depth, max(float(np.max(x)) for x in xs))
+        data += _curve(_h(s) * x, spread, name, color, i, labels)
+        xs.append(_h(s) * x)
+    trained = None if trained_depth is None else min(_h(s) for s in sets) * trained_depth  # the first to run past
+    shapes, notes = _beyond(trained, max(float(np.max(x)) for x in xs))
     yaxis = dict(title=dict(text=AXIS[measure]))
     if measure == "step":
         yaxis["type"] = "log"  # pre-LN: the first sub-step moves the small embedding by many times its size
-    layout = base_layout(height, xaxis=_depth_axis(xs), yaxis=yaxis, shapes=shapes, annotations=notes,
+    layout = base_layout(height, xaxis=_depth_axis(xs, sets), yaxis=yaxis, shapes=shapes, annotations=notes,
                          margin=dict(l=65, r=20, t=40, b=50))
     return figure(data, layout)
 
@@ -151,7 +168,7 @@ def attention(sets: Sequence[SetMeasures], measure: str, names: Sequence[str] | 
     names = list(names or [s.model for s in sets])
     data, xs = [], []
     for i, (s, name, color) in enumerate(zip(sets, names, colors_of(sets))):
-        x = s.diffusion_times
+        x = _h(s) * s.diffusion_times
         data += _curve(x, s.diffusion[measure], name, color, i, [f"diffusion at t = {t:g}, mean of heads" for t in x])
         per_head = np.asarray(s.heads[measure].median)  # [K, H]
         H = per_head.shape[1]
@@ -162,7 +179,7 @@ def attention(sets: Sequence[SetMeasures], measure: str, names: Sequence[str] | 
                                     for t in x for h, v in zip(range(H), per_head[list(x).index(t)])],
                          hoverinfo="text"))
         xs.append(x)
-    layout = base_layout(height, xaxis=_depth_axis(xs), yaxis=dict(title=dict(text=AXIS[measure])),
+    layout = base_layout(height, xaxis=_depth_axis(xs, sets), yaxis=dict(title=dict(text=AXIS[measure])),
                          margin=dict(l=65, r=20, t=40, b=50))
     return figure(data, layout)
 
@@ -182,11 +199,11 @@ def cosine_histograms(sets: Sequence[SetMeasures], names: Sequence[str] | None =
         share = 100 * s.histogram * np.diff(s.edges)  # [S, bins]: per cent of pairs
         centres = (s.edges[:-1] + s.edges[1:]) / 2
         ax = "" if c == 0 else str(c + 1)
-        data.append(dict(type="heatmap", x=s.times.tolist(), y=centres.tolist(), z=share.T.tolist(),
+        data.append(dict(type="heatmap", x=(_h(s) * s.times).tolist(), y=centres.tolist(), z=share.T.tolist(),
                          colorscale="Viridis", zmin=0, zmax=float(min(share.max(), 40)), showscale=c == n - 1,
                          colorbar=dict(title=dict(text="% of pairs"), thickness=12), xaxis=f"x{ax}", yaxis=f"y{ax}",
                          hovertemplate="t = %{x}<br>cos ≈ %{y:.2f}: %{z:.1f}% of pairs<extra></extra>"))
-        layout[f"xaxis{ax}"].update(_depth_axis([s.times]))
+        layout[f"xaxis{ax}"].update(_depth_axis([_h(s) * s.times], [s]))
     layout["yaxis"].update(title=dict(text="cos(xᵢ, xⱼ)"), range=[-1, 1])
     layout.update(base_layout(height, margin=dict(l=65, r=20, t=50, b=50)))
     return figure(data, layout)

@@ -29,7 +29,7 @@ from ..model import InputError
 from ..schemes import SCHEMES
 from .compare import compare
 from .lab import convergence, toy_particles
-from .particles import logit_lens, one_frame, particles
+from .particles import logit_lens, particles
 from .style import model_label
 
 WIDTH = 1040          # every figure's width in pixels: a 1280-wide screen and a landscape A4 page both hold it
@@ -172,28 +172,27 @@ class Panel:
 def particles_panel(ms: Models, folder: Path, text: str, view: dict, step: lesson.LessonStep, div_id: str,
                     font_size: int, stage: str | None = None) -> tuple[Panel, object, object]:
     """A Particles view as the app draws it: where the model has stages of training, one PCA of the
-    sentence at every stage and one range over them (explorer_cache.stage_frame); else its own PCA."""
+    sentence at every stage, each stage at its own scale (explorer_cache.stage_frame); else its own PCA."""
     stages = ms.stages(folder)
     chosen = next((s for s in stages if s.name == (stage or view.get("at", "final"))), stages[-1])
     trajs = [ms.trace(folder, text, s) for s in stages]
-    if len(stages) > 1:
-        every, ranges = one_frame(trajs)
-        proj = every[stages.index(chosen)]
-    else:
-        proj, ranges = analysis.project(trajs[0], 2, normalised=True, hide_special=True), None
+    shared = len(stages) > 1
+    proj = (analysis.project_together(*trajs, normalised=True, hide_special=True)[stages.index(chosen)] if shared
+            else analysis.project(trajs[0], 2, normalised=True, hide_special=True))
     traj = trajs[stages.index(chosen)]
     start = int(view.get("frame", 0))
     fig = particles(traj, proj, start=min(start, len(traj.labels) - 1), trail=int(view.get("trail", 4)),
-                    ranges=ranges, height=HEIGHT, width=WIDTH, font_size=font_size)
+                    height=HEIGHT, width=WIDTH, font_size=font_size)
     f = _frame(step.print_at, len(traj.labels))
-    still = particles(traj, proj, start=f, trail=int(view.get("trail", 4)), ranges=ranges, height=HEIGHT, width=WIDTH,
+    still = particles(traj, proj, start=f, trail=int(view.get("trail", 4)), height=HEIGHT, width=WIDTH,
                       font_size=font_size)
     model = ms.model(folder, chosen if len(stages) > 1 else None)
     seen = analysis.share_in_view(traj, proj, True)
     caption = (f"{html.escape(model_label(model))} · {len(traj.tokens)} particles · {traj.n_steps} sub-steps · "
                f"PC1 and PC2 explain {proj.explained[:2].sum():.0%} of the variance of all states"
-               + ("" if ranges is None else " at both stages of training (one frame for both)" if len(stages) == 2 else
-                  f" at all {len(stages)} stages of training (one frame for all)")
+               + ("" if not shared else " at both stages of training (one PCA for both, each at its own scale)"
+                  if len(stages) == 2 else
+                  f" at all {len(stages)} stages of training (one PCA for all, each stage at its own scale)")
                + f". States as the operators read them (each token standardised). This plane holds "
                f"{seen[0]:.0%} of the embedding's spread and {seen[1:].mean():.0%} of a later state's (mean).")
     return Panel(figure_html(fig, div_id), still_html(still, div_id + "-print"),
@@ -275,13 +274,14 @@ def compare_panel(ms: Models, step: lesson.LessonStep, div_id: str, font_size: i
 
 
 def guesses_html(model, traj) -> tuple[str, list]:
-    """The model's own top 5 for the first [MASK] (its last state through its output head), as the app says them."""
-    if analysis.MASK_TOKEN not in traj.tokens or not model.has_mlm_head:
+    """The model's own top 5 where its head answers the sentence (the first [MASK]; a decoder's next word), its
+    last state through its output head, as the app says them."""
+    if traj.guess_at is None or not model.has_head:
         return "", []
-    pos = traj.tokens.index(analysis.MASK_TOKEN)
-    lens = model.logit_lens(traj, pos, k=5)
+    lens = model.logit_lens(traj, traj.guess_at, k=5)
     words = ", ".join(f"<b>{html.escape(w if w.isalnum() else f'“{w}”')}</b> {p:.0%}" for w, p in lens[-1])
-    return f"<p class='guesses'>Guesses for [MASK] (token {pos}), most likely first: {words}</p>", lens
+    return (f"<p class='guesses'>Guesses for {html.escape(analysis.guess_said(traj))}, most likely first: "
+            f"{words}</p>"), lens
 
 
 # ---- the page --------------------------------------------------------------------------------------
@@ -427,7 +427,7 @@ def lesson_html(models=None, learner=None, *, present: bool = False, device: str
 
 
 def _stages_html(ms: Models, k: int, step: lesson.LessonStep, view: dict, font: int) -> str:
-    """Step 6: the sentence at every stage of the learner's training, one button each, one frame for all;
+    """Step 6: the sentence at every stage of the learner's training, one button each, one PCA for all;
     under each, its guesses (as the app says them, and its logit lens)."""
     folder = ms.learner
     stages = ms.stages(folder)

@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..analysis import Projection, displacement_norms, kept_states, project_together
+from ..analysis import Projection, displacement_norms, kept_states
 from ..schemes import CONVECTION, DIFFUSION, FULL, KINDS
 from ..trajectory import Trajectory
 from .style import (
@@ -23,6 +23,7 @@ from .style import (
     axis_title,
     base_layout,
     display_token,
+    equal_units,
     esc,
     figure,
     label_priority,
@@ -32,6 +33,7 @@ from .style import (
     play_controls,
     subplots_layout,
     token_style,
+    true_aspect,
 )
 
 MOST_LABELLED = 30  # up to this many particles, every one is labelled (moved, shortened or on a leader line)
@@ -125,13 +127,17 @@ def plot_widths(width: int | tuple[int, int], margin: dict, share: float) -> tup
 
 def plane(traj: Trajectory, proj: Projection, *, trail: int = 4, labels: str = "auto", axes=("x", "y"),
           size_px=((460,), 330), font_px: int = 14, ranges=None, head: int | None = None) -> Plane:
-    """Lay out one plane: fixed ranges, and (2-D) labels placed frame by frame, each label kept
-    where it was while that place stays free. `labels`: 'auto' (every particle up to 30; beyond,
-    the first 30 in label_priority that fit), 'all' (every particle, overlapping if it must), 'none'."""
+    """Lay out one plane: fixed ranges (2-D: widened to true aspect on the narrowest plot, style.equal_units),
+    and (2-D) labels placed frame by frame, each label kept where it was while that place stays free.
+    `labels`: 'auto' (every particle up to 30; beyond, the first 30 in label_priority that fit), 'all' (every
+    particle, overlapping if it must), 'none'."""
     coords = np.asarray(proj.coords)
     keep = np.ones(len(traj.tokens), bool) if proj.keep is None else np.asarray(proj.keep)
     tokens = kept_tokens(traj, keep)
     ranges = ranges or [padded_range(coords[..., k]) for k in range(coords.shape[-1])]
+    if coords.shape[-1] == 2:  # true aspect: a wider plot shows more of x, and every distance in pixels stays
+        ranges = list(equal_units(*ranges, size_px[0][0], size_px[1]))
+        size_px = ((size_px[0][0],), size_px[1])
     placed: list[list[Label | None]] = []
     if labels != "none" and coords.shape[-1] == 2:
         texts, order = [display_token(t) for t in tokens], label_priority(tokens)
@@ -299,7 +305,8 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     def annotations(f: int) -> list[dict]:
         out = []
         if mixing:
-            out.append(dict(text=f"<b>who pulls whom</b><br>{esc(mixing_state(traj, f, head)[2])}",
+            out.append(dict(text=f"<b>who pulls whom</b> (row listens to column)<br>"
+                                 f"{esc(mixing_state(traj, f, head)[2])}",
                             x=(split + 0.1 + 1.0) / 2, y=1.0, xref="paper", yref="paper", xanchor="center",
                             yanchor="bottom", showarrow=False, font=dict(size=font_size - 2)))
         return out
@@ -320,32 +327,39 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
         def axis(k):
             return dict(title=dict(text=f"PC{k + 1}"), range=p.ranges[k], autorange=False)
 
-        layout["scene"] = dict(xaxis=axis(0), yaxis=axis(1), zaxis=axis(2), aspectmode="cube",
+        spans = np.array([r[1] - r[0] for r in p.ranges])  # true aspect in space too
+        layout["scene"] = dict(xaxis=axis(0), yaxis=axis(1), zaxis=axis(2), aspectmode="manual",
+                               aspectratio=dict(zip("xyz", (spans / spans.max()).tolist())),
                                domain=dict(x=[0.0, split - 0.02], y=[0.0, 1.0]),
                                camera=dict(eye=dict(x=1.6, y=1.4, z=1.0)))
     else:
         layout["xaxis"] = dict(title=dict(text=axis_title(0, proj.explained)), range=p.ranges[0], autorange=False,
                                zeroline=False, domain=[0.0, split])
         layout["yaxis"] = dict(title=dict(text=axis_title(1, proj.explained)), range=p.ranges[1], autorange=False,
-                               zeroline=False)
+                               zeroline=False, **true_aspect("x"))
     if mixing:
-        T = len(traj.tokens)
-        names = _mixing_trace(traj, 0, None)["y"]
-        shown = T <= 40  # more rows than that cannot be read: hover names them
-        font = dict(size=max(8, min(11, 300 // T)))
-        every = 1 if T <= 12 else 5  # column numbers: every fifth, so they never run together
-        layout["xaxis2"] = dict(domain=[split + 0.1, 1.0], anchor="y2", showgrid=False, zeroline=False,
-                                title=dict(text="listens to →", font=dict(size=font_size - 2)), tickangle=0,
-                                tickmode="array", tickvals=names[::every], tickfont=font,
-                                ticktext=[str(i) for i in range(0, T, every)])
-        layout["yaxis2"] = dict(anchor="x2", autorange="reversed", showgrid=False, zeroline=False, tickfont=font,
-                                tickmode="array", tickvals=names if shown else [],
-                                ticktext=[n.split("·", 1)[1][:9] for n in names])
+        layout.update(_matrix_axes(traj, plot_widths(width, margin, 0.9 - split)[0], plot_h, split, font_size))
     # slider ticks at the layer boundaries, on the title's clock; the full sub-step is the title
     h = traj.meta.get("step", 1.0)
     layout.update(play_controls([str(f) for f in range(S)], [slider_label(t, h) for t in traj.times], start, plot_h,
                                 font_size=font_size))
     return figure(data, layout, frames)
+
+
+def _matrix_axes(traj: Trajectory, width_px: float, height_px: float, split: float, font_size: int) -> dict:
+    """The matrix's axes beside the plane: rows and columns both named by their tokens (up to 40; beyond, hover
+    names them), in a font as large as a row and a column leave room for, the names of the columns upright
+    under the matrix."""
+    T = len(traj.tokens)
+    names = _mixing_trace(traj, 0, None)["y"]
+    short = [n.split("·", 1)[1][:9] for n in names]
+    shown = names if T <= 40 else []
+    px = int(np.clip(0.75 * min(width_px, height_px) / T, 8, font_size - 2))
+    room = (0.62 * px * max(map(len, short)) + 8) if shown else 0  # the upright column names, in pixels
+    axis = dict(showgrid=False, zeroline=False, tickmode="array", tickvals=shown, ticktext=short,
+                tickfont=dict(size=px))
+    return dict(xaxis2=dict(axis, domain=[split + 0.1, 1.0], anchor="y2", tickangle=-90),
+                yaxis2=dict(axis, domain=[min(0.4, room / height_px), 1.0], anchor="x2", autorange="reversed"))
 
 
 def mixing_heatmap(traj: Trajectory, step: int, head: int | None = None, height: int | None = None) -> go.Figure:
@@ -359,8 +373,8 @@ def mixing_heatmap(traj: Trajectory, step: int, head: int | None = None, height:
                          title=dict(text=f"Who pulls whom · {esc(traj.steps[step].label.split(' · ')[0])} · "
                                          f"{esc(mixing_state(traj, step + 1, head)[2])}", x=0, font=dict(size=15)),
                          xaxis=dict(title=dict(text="listens to … (key j)"), side="bottom", tickmode="array",
-                                    tickvals=names, ticktext=[str(i) for i in range(T)] if T > 12 else names,
-                                    tickangle=0 if T > 12 else -50),
+                                    tickvals=names, ticktext=[n.split("·", 1)[1][:9] for n in names],
+                                    tickangle=-90 if T > 12 else -50),
                          yaxis=dict(title=dict(text="particle i (query)"), autorange="reversed",
                                     tickfont=dict(size=11 if T > 20 else 13)),
                          margin=dict(l=110, r=20, t=50, b=110))
@@ -501,13 +515,3 @@ def attribution_html(tokens: Sequence[str], scores: np.ndarray) -> str:
               f"<span style='background:{_diverging(-1)};color:#fff;padding:1px 6px;border-radius:3px'>"
               "works against</span></div>")
     return "<div style='line-height:2.1'>" + "".join(spans) + "</div>" + legend
-
-
-
-
-def one_frame(trajectories: Sequence[Trajectory], k: int = 2, normalised: bool = True, hide_special: bool = True):
-    """One sentence at several stages of training in one frame: one PCA of all their states
-    (analysis.project_together) and one axis range over them, so the picture does not jump between stages:
-    (projections, ranges)."""
-    every = project_together(*trajectories, k=k, normalised=normalised, hide_special=hide_special)
-    return every, [padded_range(np.concatenate([p.coords[..., i].ravel() for p in every])) for i in range(k)]

@@ -15,7 +15,7 @@ import numpy as np
 from ..analysis import Projection
 from ..schemes import KINDS
 from ..trajectory import Trajectory
-from .particles import _edges, kinds_of, mixing_state, plane
+from .particles import _edges, clock, kinds_of, mixing_state, plane
 from .style import (
     KIND_COLOR,
     KIND_NAME,
@@ -119,7 +119,7 @@ class _Slides:
         else:
             layer, what = step.label.split(" · ", 1)
             parts = [(f"{layer} · ", "#222"), (what, KIND_COLOR[step.kind]),
-                     (f"  ·  t = {step.time:g}  ·  {count}", "#444")]
+                     (f"  ·  {clock(self.traj, step.time)}  ·  {count}", "#444")]
         x = PLANE[0]
         renderer = self.fig.canvas.get_renderer()
         for text, color in parts:
@@ -136,9 +136,8 @@ class _Slides:
         names = [display_token(t)[:9] for t in self.traj.tokens]
         step = max(1, int(np.ceil(T / 24)))  # at most ~24 names fit
         m.set_yticks(range(0, T, step), names[::step], fontsize=8)
-        m.set_xticks(range(0, T, step), [str(i) for i in range(0, T, step)], fontsize=8)
-        m.set_xlabel("listens to →", fontsize=FONT_PT - 1, color="#555")
-        m.set_title(f"who pulls whom\n{caption}", fontsize=FONT_PT - 1)
+        m.set_xticks(range(0, T, step), names[::step], fontsize=8, rotation=90)
+        m.set_title(f"who pulls whom (row listens to column)\n{caption}", fontsize=FONT_PT - 1)
         m.tick_params(length=0)
 
     def image(self, fmt: str) -> bytes:

@@ -232,6 +232,22 @@ def padded_range(values, pad: float = 0.08) -> list[float]:
     return [lo - pad * span, hi + pad * span]
 
 
+def equal_units(xrange, yrange, width_px: float, height_px: float) -> tuple[list[float], list[float]]:
+    """The smallest ranges holding `xrange` and `yrange` (same centres) in which one unit of x and one of y are
+    as many pixels long on a plot width_px × height_px: a plane of states drawn at true aspect, where a round
+    cloud looks round and a move is as long on screen whichever way it points."""
+    (x0, x1), (y0, y1) = xrange, yrange
+    unit = min(width_px / max(x1 - x0, 1e-12), height_px / max(y1 - y0, 1e-12))  # pixels per unit
+    cx, cy, hx, hy = (x0 + x1) / 2, (y0 + y1) / 2, width_px / unit / 2, height_px / unit / 2
+    return [cx - hx, cx + hx], [cy - hy, cy + hy]
+
+
+def true_aspect(x_axis: str) -> dict:
+    """A y axis's settings that keep one unit as long as one unit of `x_axis` ('x', 'x2', …) however wide the
+    plot is drawn: the browser widens the x range, around its centre, on a wider screen."""
+    return dict(scaleanchor=x_axis, scaleratio=1, constrain="range")
+
+
 def play_controls(frame_names: list[str], slider_labels: list[str], start: int, plot_height_px: float,
                   redraw: bool = True, ms: int = PLAY_MS, font_size: int = 14) -> dict:
     """Play/pause buttons and a frame slider under the plot, placed in pixels below the x-axis title.
@@ -482,6 +498,7 @@ def model_label(model) -> str:
               (f" · steps of h = {c.step:g} to T = {c.time:g}" if c.step != 1 else "") + \
               (" · halves tied (one FFN)" if c.tied_halves else "") + \
               (" · states on a sphere (norms without gain)" if not c.norm_affine else "") + \
-              (f" · embeddings {c.embedding_size} → {c.d_model}" if c.embedding_size else "")
+              (f" · embeddings {c.embedding_size} → {c.d_model}" if c.embedding_size else "") + \
+              (" · causal (a decoder: each token sees only those before it)" if c.causal else "")
     family = f" · {c.hf_family}" if c.hf_family else ""  # a Hugging Face folder, by its family (macaron.hf)
     return f"{c.name}{family} · {scheme.layer} ({scheme.short}) · {c.n_layers}×{c.d_model} · {c.norm}-LN{variant}"

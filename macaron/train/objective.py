@@ -16,7 +16,7 @@ from .data import IGNORE
 
 
 class MaskedLM(nn.Module):
-    """Encoder + tied MLM head; the head runs on the masked positions only (the loss ignores the rest).
+    """Model + tied MLM head; the head runs on the masked positions only (the loss ignores the rest).
 
     Their number changes from batch to batch, and oneDNN keeps a compiled kernel for every matrix shape it meets
     (up to 1,024): on an Intel Xeon with AMX (2026-11-26) a run's memory grew from 1.8 to 5.5 GB in its first
