@@ -45,7 +45,7 @@ def _activation(name: str) -> str:
     return ACTIVATIONS[name]
 
 
-def _common(hf: dict, folder: Path, **fields) -> dict:
+def _common(folder: Path, **fields) -> dict:
     """The fields every decoder shares: causal, pre-LN, no dropout, our name for the folder."""
     return dict(norm="pre", causal=True, dropout=0.0, mlm_head=False, attention="dot",
                 name=folder.parent.name if folder.name == "model" else folder.name, **fields)
@@ -56,12 +56,11 @@ def gpt2_config(hf: dict, folder: Path, names: set) -> dict:
     if hf.get("scale_attn_by_inverse_layer_idx") or hf.get("reorder_and_upcast_attn"):
         raise ValueError("GPT-2 with scale_attn_by_inverse_layer_idx or reorder_and_upcast_attn is not mapped")
     d = hf["n_embd"]
-    return _common(hf, folder, scheme="transformer", d_model=d, n_layers=hf["n_layer"], n_heads=hf["n_head"],
+    return _common(folder, scheme="transformer", d_model=d, n_layers=hf["n_layer"], n_heads=hf["n_head"],
                    ffn_total=hf.get("n_inner") or 4 * d, activation=_activation(hf.get("activation_function",
                                                                                        "gelu_new")),
                    vocab_size=hf["vocab_size"], max_len=hf["n_positions"], position="learned",
-                   layer_norm_eps=hf.get("layer_norm_epsilon", 1e-5), lm_head=_lm(hf), lm_head_tied=True,
-                   hf_family="GPT-2")
+                   layer_norm_eps=hf.get("layer_norm_epsilon", 1e-5), lm_head=_lm(hf), lm_head_tied=True)
 
 
 def gpt2_state(w: dict, cfg: ModelConfig) -> dict:
@@ -82,12 +81,12 @@ def neox_config(hf: dict, folder: Path, names: set) -> dict:
     theta, share = _rope(hf)
     d, H = hf["hidden_size"], hf["num_attention_heads"]
     parallel = hf.get("use_parallel_residual", True)
-    return _common(hf, folder, scheme="unsplit" if parallel else "transformer", parallel_norms=parallel,
+    return _common(folder, scheme="unsplit" if parallel else "transformer", parallel_norms=parallel,
                    d_model=d, n_layers=hf["num_hidden_layers"], n_heads=H, ffn_total=hf["intermediate_size"],
                    activation=_activation(hf.get("hidden_act", "gelu")), vocab_size=hf["vocab_size"],
                    max_len=hf["max_position_embeddings"], position="rotary", rotary_dims=int(d // H * share),
                    rope_theta=theta, layer_norm_eps=hf.get("layer_norm_eps", 1e-5),
-                   lm_head=_lm(hf), lm_head_tied=bool(hf.get("tie_word_embeddings", False)), hf_family="GPT-NeoX")
+                   lm_head=_lm(hf), lm_head_tied=bool(hf.get("tie_word_embeddings", False)))
 
 
 def _neox_qkv(t: torch.Tensor, heads: int) -> torch.Tensor:
@@ -125,15 +124,14 @@ def llama_config(hf: dict, folder: Path, names: set) -> dict:
                          f"not mapped")
     window = hf.get("sliding_window") if hf.get("use_sliding_window", True) else None
     biased = any(".bias" in n for n in names if ".layers." in n or n.startswith("layers."))
-    return _common(hf, folder, scheme="transformer", d_model=d, n_layers=hf["num_hidden_layers"], n_heads=H,
+    return _common(folder, scheme="transformer", d_model=d, n_layers=hf["num_hidden_layers"], n_heads=H,
                    n_kv_heads=hf.get("num_key_value_heads") or H, ffn_total=hf["intermediate_size"],
                    activation=_activation(hf.get("hidden_act", "silu")), gated_ffn=True, norm_kind="rms",
                    bias=biased, vocab_size=hf["vocab_size"],
                    max_len=min(hf["max_position_embeddings"], window or hf["max_position_embeddings"]),
                    position="rotary", rotary_dims=int(d // H * share), rope_theta=theta,
                    layer_norm_eps=hf.get("rms_norm_eps", 1e-6),
-                   lm_head=_lm(hf), lm_head_tied=bool(hf.get("tie_word_embeddings", False)),
-                   hf_family=FAMILY_TITLE.get(hf.get("model_type"), "Llama"))
+                   lm_head=_lm(hf), lm_head_tied=bool(hf.get("tie_word_embeddings", False)))
 
 
 def llama_state(w: dict, cfg: ModelConfig) -> dict:
@@ -159,9 +157,6 @@ def _lm(hf: dict) -> bool:
     return any(a.endswith(("LMHeadModel", "ForCausalLM")) for a in hf.get("architectures") or [])
 
 
-FAMILY_TITLE = {"gpt2": "GPT-2", "gpt_neox": "GPT-NeoX", "llama": "Llama", "mistral": "Mistral", "qwen2": "Qwen2"}
-
-
 @dataclass(frozen=True)
 class Decoder:
     """How one Hugging Face decoder model_type maps onto our layers."""
@@ -176,7 +171,7 @@ class Decoder:
         weights = read_weights(folder)
         base = {_strip(k, self.prefixes): v for k, v in weights.items()}
         try:
-            config = ModelConfig(**self.config(hf, folder, set(base)))
+            config = ModelConfig(**self.config(hf, folder, set(base)), hf_family=self.title)
         except KeyError as e:
             raise CheckpointError(f"{folder / 'config.json'}: missing field {e}") from None
         except (TypeError, ValueError) as e:

@@ -89,8 +89,8 @@ class Layer(nn.Module):
         if part == DIFFUSION:
             return op.diffusion(inp, attention_mask, position, need_weights)
         if part == CONVECTION:
-            return op.convection(inp if op.ffn_norm is None else op.ffn_norm(x)), None
-        return op(inp, attention_mask, position, need_weights, raw=x)  # GPT-NeoX's FFN reads its own norm of x
+            return op.ffn(inp, x), None
+        return op(inp, attention_mask, position, need_weights, raw=x)
 
     def substep(self, k: int, x, attention_mask=None, position=None, need_weights=False, fraction: float | None = None,
                 moves: int = 1, sizes: list | None = None):
@@ -264,7 +264,7 @@ class Model(nn.Module):
             raise InputError("The text is empty: type a sentence.")
         before, mask, after = text.partition(MASK_TOKEN) if self.config.causal else (text, "", "")
         ids, tokens = self._encode(before.rstrip() if mask else before)
-        guess_at = len(ids) - 1 if mask else None  # -1: nothing before the [MASK] to guess it from
+        typed = len(ids) - 1 if mask else None  # the token before a decoder's [MASK] (-1: nothing before it)
         if after.strip():  # the rest of the same text: no second beginning-of-text token
             more = self._encode(after, specials=False)
             ids, tokens = ids + more[0], tokens + more[1]
@@ -278,14 +278,16 @@ class Model(nn.Module):
             ids, tokens = ids[:limit], tokens[:limit]
         elif dropped:
             ids, tokens = ids[: limit - 1] + ids[-1:], tokens[: limit - 1] + tokens[-1:]
+        return ids, tokens, dropped, self._guess_at(tokens, typed)
+
+    def _guess_at(self, tokens: list[str], typed: int | None = None) -> int | None:
+        """Trajectory.guess_at: a decoder's token before a typed [MASK] (`typed`; None where it is cut off or has
+        nothing before it) or, with no [MASK], its last token; an encoder's first [MASK]."""
         if self.config.causal and self.config.lm_head:
-            if not mask:  # the word after the sentence
-                guess_at = len(ids) - 1
-            elif not 0 <= guess_at < len(ids):  # nothing before the [MASK] to guess it from, or cut off
-                guess_at = None
-        else:
-            guess_at = tokens.index(MASK_TOKEN) if self.has_mlm_head and MASK_TOKEN in tokens else None
-        return ids, tokens, dropped, guess_at
+            if typed is None:  # the word after the sentence
+                return len(tokens) - 1
+            return typed if 0 <= typed < len(tokens) else None
+        return tokens.index(MASK_TOKEN) if self.has_mlm_head and MASK_TOKEN in tokens else None
 
     def _encode(self, text: str, specials: bool = True) -> tuple[list[int], list[str]]:
         """Ids and display tokens of a text; a token the model could not read shows what it was ([UNK:…]), and a
@@ -393,9 +395,7 @@ class Model(nn.Module):
             raise InputError(f"{len(ids)} tokens exceed this model's limit of {self.max_tokens()}")
         vocab = self.tokenizer.id_to_token if self.tokenizer else str
         tokens = [vocab(i) for i in ids]
-        guess_at = (len(ids) - 1 if self.config.causal and self.config.lm_head else
-                    tokens.index(MASK_TOKEN) if self.has_mlm_head and MASK_TOKEN in tokens else None)
-        return ids, tokens, 0, guess_at
+        return ids, tokens, 0, self._guess_at(tokens)
 
     def _as_batch(self, token_ids):
         """One id list/1-D tensor, or a batch of them, to padded ids [B, T] and the attention_mask [B, T] (True

@@ -73,7 +73,7 @@ class Diffusion(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         d, h, L = cfg.d_model, cfg.n_heads, cfg.max_len
-        self.n_heads, self.d_head, self.max_len, self.kv_heads = h, d // h, L, cfg.kv_heads
+        self.n_heads, self.d_head, self.max_len, self.kv_heads = h, cfg.d_head, L, cfg.kv_heads
         self.parts = cfg.attention.split("+")
         self.dropout = cfg.dropout
         self.causal = cfg.causal  # each particle moves only because of those before it (decoders)
@@ -193,7 +193,11 @@ class Parallel(nn.Module):
 
     def forward(self, x, attention_mask=None, position=None, need_weights: bool = False, raw=None):
         y, weights = self.diffusion(x, attention_mask, position, need_weights)
-        return y + self.convection(x if self.ffn_norm is None else self.ffn_norm(raw)), weights
+        return y + self.ffn(x, raw), weights
+
+    def ffn(self, x, raw=None):
+        """G's move: at x, the state as the layer's norm left it, or (GPT-NeoX) at its own norm of `raw`."""
+        return self.convection(x if self.ffn_norm is None else self.ffn_norm(raw))
 
 
 ATTENTION = {"sdpa": "SDPA attention", "matmul": "matmul–softmax attention"}  # the kernels use_attention sets

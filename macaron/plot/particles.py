@@ -31,6 +31,7 @@ from .style import (
     padded_range,
     place_labels,
     play_controls,
+    short_token,
     subplots_layout,
     token_style,
     true_aspect,
@@ -352,7 +353,7 @@ def _matrix_axes(traj: Trajectory, width_px: float, height_px: float, split: flo
     under the matrix."""
     T = len(traj.tokens)
     names = _mixing_trace(traj, 0, None)["y"]
-    short = [n.split("·", 1)[1][:9] for n in names]
+    short = [esc(short_token(t)) for t in traj.tokens]
     shown = names if T <= 40 else []
     px = int(np.clip(0.75 * min(width_px, height_px) / T, 8, font_size - 2))
     room = (0.62 * px * max(map(len, short)) + 8) if shown else 0  # the upright column names, in pixels
@@ -373,7 +374,7 @@ def mixing_heatmap(traj: Trajectory, step: int, head: int | None = None, height:
                          title=dict(text=f"Who pulls whom · {esc(traj.steps[step].label.split(' · ')[0])} · "
                                          f"{esc(mixing_state(traj, step + 1, head)[2])}", x=0, font=dict(size=15)),
                          xaxis=dict(title=dict(text="listens to … (key j)"), side="bottom", tickmode="array",
-                                    tickvals=names, ticktext=[n.split("·", 1)[1][:9] for n in names],
+                                    tickvals=names, ticktext=[esc(short_token(t)) for t in traj.tokens],
                                     tickangle=-90 if T > 12 else -50),
                          yaxis=dict(title=dict(text="particle i (query)"), autorange="reversed",
                                     tickfont=dict(size=11 if T > 20 else 13)),

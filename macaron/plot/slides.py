@@ -24,7 +24,7 @@ from .style import (
     SPECIAL_COLOR,
     TRAIL_COLOR,
     axis_title,
-    display_token,
+    short_token,
 )
 
 INCHES = (12.8, 7.2)                    # a 16:9 slide: 1280 × 720 pixels at dpi 100
@@ -133,7 +133,7 @@ class _Slides:
         m.clear()
         m.imshow(z, cmap=_cmap(scale), vmin=0, vmax=100, aspect="auto", interpolation="nearest")
         T = len(self.traj.tokens)
-        names = [display_token(t)[:9] for t in self.traj.tokens]
+        names = [short_token(t) for t in self.traj.tokens]
         step = max(1, int(np.ceil(T / 24)))  # at most ~24 names fit
         m.set_yticks(range(0, T, step), names[::step], fontsize=8)
         m.set_xticks(range(0, T, step), names[::step], fontsize=8, rotation=90)

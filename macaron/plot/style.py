@@ -91,6 +91,11 @@ def display_token(tok: str, i: int | None = None) -> str:
     return tok if i is None else f"{i}·{tok}"
 
 
+def short_token(tok: str) -> str:
+    """A token as a matrix names its row or column: its first 9 characters."""
+    return display_token(tok)[:9]
+
+
 def token_style(tokens: Sequence[str], three_d: bool = False) -> tuple[list[str], list[str]]:
     """(colour, marker symbol) per particle: words dark grey dots, [CLS]/[SEP] grey open squares,
     [MASK] a black star. Colour is kept for meaning; labels tell the particles apart."""
