@@ -22,11 +22,16 @@ def run(at: AppTest) -> AppTest:
     return at
 
 
-def fresh(query: dict | None = None) -> AppTest:
+def fresh(query: dict | None = None, page: str | None = None) -> AppTest:
+    """The app opened at a link (`query`), then, where given, moved to another page as its navigation does."""
     at = AppTest.from_file(MAIN, default_timeout=TIMEOUT)
     if query:
         at.query_params.update(query)
-    return run(at)
+    run(at)
+    if page:
+        at.switch_page(page)
+        run(at)
+    return at
 
 
 def charts(at: AppTest) -> list:

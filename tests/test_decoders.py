@@ -190,27 +190,15 @@ def test_decoders_open_in_particles_compare_and_dynamics(decoders, app_env, monk
     Compare on one layer clock, and in Dynamics, without an exception."""
     import json
 
-    from streamlit.testing.v1 import AppTest
-
-    from test_app import MAIN, TIMEOUT, spec, texts
+    from test_app import fresh, spec, texts
     from test_plot import decoded
 
     monkeypatch.delenv("MACARON_MODELS_DIR", raising=False)
     monkeypatch.setenv("MACARON_MODELS", ",".join([str(app_env / "tiny-transformer")] +
                                                   [str(decoders / k) for k in ("gpt2", "gpt_neox", "llama")]))
 
-    def page(path: str | None, query: dict) -> AppTest:
-        at = AppTest.from_file(MAIN, default_timeout=TIMEOUT)
-        at.query_params.update(query)
-        at.run()
-        if path:
-            at.switch_page(path)
-            at.run()
-        assert not at.exception, [e.message for e in at.exception]
-        return at
-
     for kind in ("gpt2", "gpt_neox", "llama"):
-        at = page(None, {"s": "the cat sat on the [MASK] .", "m": kind, "frame": "1", "attr": "1"})
+        at = fresh({"s": "the cat sat on the [MASK] .", "m": kind, "frame": "1", "attr": "1"})
         assert "the next word after token" in texts(at.caption)  # Captum explains the guess it names
         said = texts(at.markdown)
         assert "Final guesses for the next word after “the”" in said and "[MASK] stands" in said
@@ -218,9 +206,9 @@ def test_decoders_open_in_particles_compare_and_dynamics(decoders, app_env, monk
         fig = spec(at)
         matrix = decoded(next(d for d in fig["data"] if d["type"] == "heatmap")["z"]).astype(float)
         assert matrix.shape[0] > 2 and np.allclose(np.triu(matrix, 1), 0) and (np.tril(matrix) > 0).any()
-    at = page("views/compare.py", {"s": "the cat sat on the mat .", "a": "gpt_neox", "b": "tiny-transformer"})
+    at = fresh({"s": "the cat sat on the mat .", "a": "gpt_neox", "b": "tiny-transformer"}, "views/compare.py")
     assert json.dumps(spec(at)["layout"]["title"]["text"]).count("layer time") == 1
-    page("views/dynamics.py", {"s": "the cat sat on the mat .", "a": "llama", "b": "gpt2"})
+    fresh({"s": "the cat sat on the mat .", "a": "llama", "b": "gpt2"}, "views/dynamics.py")
 
 
 def test_bad_decoder_folders_get_a_message(bpe, tmp_path):
@@ -262,18 +250,11 @@ def test_bad_decoder_folders_get_a_message(bpe, tmp_path):
 def test_the_lab_measures_a_decoders_operators_and_names_its_scheme(decoders, app_env, monkeypatch):
     """Section 3 on a GPT-NeoX folder (the parallel block: its attention and FFN swapped inside the one unsplit
     sub-step) and a Llama one (Lie–Trotter): both measured, each named with its scheme and as causal."""
-    from streamlit.testing.v1 import AppTest
-
-    from test_app import MAIN, TIMEOUT
+    from test_app import fresh
 
     monkeypatch.delenv("MACARON_MODELS_DIR", raising=False)
     monkeypatch.setenv("MACARON_MODELS", ",".join(str(decoders / k) for k in ("gpt_neox", "llama")))
-    at = AppTest.from_file(MAIN, default_timeout=TIMEOUT)
-    at.query_params.update({"a": "gpt_neox", "b": "llama", "s": "the cat sat on the mat ."})
-    at.run()
-    at.switch_page("views/lab.py")
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
+    at = fresh({"a": "gpt_neox", "b": "llama", "s": "the cat sat on the mat ."}, "views/lab.py")
     measured = next(str(c.value) for c in at.caption if str(c.value).startswith("Measured:"))
     assert "**gpt_neox**, unsplit Euler (no splitting), causal" in measured
     assert "**llama**, Lie–Trotter (Transformer layer), causal" in measured

@@ -91,9 +91,8 @@ def test_the_race_control_ships_opens_in_the_pickers_and_reads_context(monkeypat
     """Issue 47: the control's seed-0 weights (the Macaron's sub-layers in Lie–Trotter order) ship as a model. Its
     layers run F, ½G, ½G; it reads word order (held-out context effect over 2 nats); its facts are the race's seed-0
     run; Particles and Compare (beside macaron-mini, on one layer clock) open it without an exception."""
-    from streamlit.testing.v1 import AppTest
-
     from macaron import zoo
+    from test_app import fresh
 
     name = "transformer-halves-mini"
     model = macaron.load(name, device="cpu")
@@ -107,11 +106,5 @@ def test_the_race_control_ships_opens_in_the_pickers_and_reads_context(monkeypat
     monkeypatch.delenv("MACARON_MODELS", raising=False)
     for page, query, key in ((None, {"m": name}, "p_model"), ("views/compare.py", {"a": "macaron-mini", "b": name},
                                                                "c_b")):
-        at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=120)
-        at.query_params.update(query)
-        at.run()
-        if page:
-            at.switch_page(page)
-            at.run()
-        assert not at.exception, [e.message for e in at.exception]
+        at = fresh(query, page)
         assert at.selectbox(key=key).value == name and len(at.get("plotly_chart")) >= 2

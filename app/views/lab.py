@@ -360,16 +360,15 @@ def section_networks() -> tuple[dict, tuple]:
         except ValueError as e:  # a model without both an attention and an FFN to swap
             st.warning(f"{pick[0]}: {e}", icon=":material/info:")
             continue
-        measured.append((slot, pick[0], cache.load_model(pick[1]).config.scheme, report))
+        measured.append((slot, pick[0], cache.load_model(pick[1]).config, report))
     if len(measured) == 2 and measured[0][1] == measured[1][1]:  # one model in both pickers: say which is which
-        measured = [(slot, f"{name} ({'AB'[slot]})", scheme, r) for slot, name, scheme, r in measured]
+        measured = [(slot, f"{name} ({'AB'[slot]})", config, r) for slot, name, config, r in measured]
     if not measured:
         st.info("Nothing to measure yet: pick a model that loads and a sentence it can read.", icon=":material/info:")
         return url, (pa, pb)
-    colors = dict(zip([m[0] for m in measured], model_colors([m[2] for m in measured])))  # slot -> colour
-    causal = {slot: cache.load_model((pa, pb)[slot][1]).config.causal for slot, *_ in measured}
-    st.caption("Measured: " + "; ".join(f"**{name}**, {scheme_name(scheme)}" + (", causal (a decoder)" * causal[slot])
-                                        for slot, name, scheme, _ in measured) + ".")
+    colors = dict(zip([m[0] for m in measured], model_colors([m[2].scheme for m in measured])))  # slot -> colour
+    st.caption("Measured: " + "; ".join(f"**{name}**, {scheme_name(c.scheme)}" + (", causal (a decoder)" * c.causal)
+                                        for _, name, c, _ in measured) + ".")
 
     post_ln = any(r["norm"] is not None for *_, r in measured)
     st.subheader("3a · Is the step small?")
