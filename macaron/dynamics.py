@@ -125,10 +125,21 @@ def received(a: np.ndarray) -> np.ndarray:
     return np.asarray(a, dtype=np.float64).sum(-2)
 
 
-def leaders(mixing: list[np.ndarray | None]) -> np.ndarray:
-    """[T]: the share of (diffusion sub-step, head) pairs in which each token receives the most
-    attention. Uniform over tokens when no token leads; mass on one token when it leads everywhere."""
-    tops = [received(m).argmax(-1).ravel() for m in mixing if m is not None]
+def uniform_received(T: int, causal: bool) -> np.ndarray:
+    """[T]: the attention each token would receive if every row spread its attention evenly over the tokens it
+    sees: 1 each without a mask; Σ_{i ≥ j} 1/(i + 1) for token j under a causal one (row i sees i + 1 tokens)."""
+    if not causal:
+        return np.ones(T)
+    return np.cumsum((1.0 / np.arange(1, T + 1))[::-1])[::-1]
+
+
+def leaders(mixing: list[np.ndarray | None], causal: bool = False) -> np.ndarray:
+    """[T]: the share of (diffusion sub-step, head) pairs in which each token receives the most attention for its
+    place: what it receives ÷ what uniform attention over the tokens each row sees would give it (uniform_received).
+    Without a mask that is the most attention; under a causal one the ratio keeps the mask's own pile-up (even
+    uniform causal attention gives the first token the most) from being counted as leading. Uniform over tokens
+    when no token leads; mass on one token when it leads everywhere."""
+    tops = [(received(m) / uniform_received(m.shape[-1], causal)).argmax(-1).ravel() for m in mixing if m is not None]
     if not tops:
         raise ValueError("no mixing matrices: this trajectory records no diffusion sub-step")
     tops = np.concatenate(tops)
@@ -197,7 +208,7 @@ def measure(traj: Trajectory, normalised: bool = True, beta: float = 1.0, bins: 
         diffusion_times=np.array([traj.steps[k].time for k in ks]),
         entropy=attention_entropy(mixing) / np.log(T), attention_rank=attention_effective_rank(mixing) / T,
         ds_gap=doubly_stochastic_gap(mixing), first_token=first_token_lift(mixing, traj.causal),
-        leaders=leaders(traj.mixing) if ks else np.zeros(T),
+        leaders=leaders(traj.mixing, traj.causal) if ks else np.zeros(T),
         slots=int(mixing.shape[0] * mixing.shape[1]) if ks else 0)
 
 

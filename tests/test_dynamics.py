@@ -65,6 +65,21 @@ def test_everyone_attending_to_one_token_is_far_from_doubly_stochastic_and_that_
         D.leaders([None, None])
 
 
+def test_under_a_causal_mask_a_token_leads_by_more_than_its_place_gives_it():
+    T = 8
+    uniform = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]  # row i: evenly over tokens 0 … i
+    assert np.allclose(D.uniform_received(T, causal=True), uniform.sum(0))
+    assert np.allclose(D.uniform_received(T, causal=False), 1.0)
+    a = uniform.copy()
+    a[3:] *= 0.9
+    a[3:, 3] += 0.1  # rows that see token 3 give it a tenth more; still row-stochastic
+    assert np.allclose(a.sum(-1), 1.0)
+    # the plain count gives it to the first token (the mask piles even uniform attention there); for its place,
+    # token 3 is the one that receives more than uniform attention would give it
+    assert D.leaders([a[None]])[0] == 1.0
+    assert D.leaders([a[None]], causal=True)[3] == 1.0
+
+
 def test_random_softmax_attention_lies_between_the_extremes():
     logits = RNG.normal(size=(4, 9, 9)) * 2
     a = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)

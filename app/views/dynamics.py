@@ -140,8 +140,10 @@ def attention(sets, labels) -> None:
             tab.dataframe([dict(token=r.key, leads=round(r.leads), chance=round(r.expected, 1),
                                 **{"leads ÷ chance": round(r.lift, 2)}, tokens=r.occurrences)
                            for r in s.leaders.by_token[:12]], hide_index=True, height=300)
-        st.caption("A leader is the token that receives the most attention of one head in one diffusion sub-step; "
-                   "chance is how often a token drawn at random from its sentence would. *Geshkovski et al. 2023.*")
+        st.caption("A leader is the token that receives the most attention of one head in one diffusion sub-step "
+                   "(causal: the most for its place, ÷ what uniform attention over what each row sees would give "
+                   "it); chance is how often a token drawn at random from its sentence would. "
+                   "*Geshkovski et al. 2023.*")
     left, right = st.columns(2)
     chart("first_token", P.attention(sets, "first_token", labels), left)
     with right.expander("Effective rank of the attention"):

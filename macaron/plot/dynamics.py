@@ -73,7 +73,8 @@ CHARTS = {
                     "Xiao, Tian, Chen, Han & Lewis 2024, attention sinks"),
     "leaders": ("Leaders",
                 "How often each kind of token receives the most attention of a head, relative to chance: the "
-                "theory predicts a few leaders that the others follow.", "Geshkovski et al. 2023"),
+                "theory predicts a few leaders that the others follow. Under a causal mask, the most for its place "
+                "(÷ what uniform attention over what each row sees would give it).", "Geshkovski et al. 2023"),
     "experiments": ("Same weights: other orders, smaller steps, more layers",
                     "The same weights run in another order, with each sub-step's move split in smaller Euler moves "
                     "(post-LN: then one LayerNorm, as trained), or for more layers: an ODE solver's output moves "
