@@ -186,7 +186,7 @@ def at_once_words(models: int, threads: int) -> str:
 
 
 def render(info: dict, orders: dict | None = None) -> str:
-    """Markdown model card from the run's facts (see pretrain.Run.facts for the keys) and, where measured,
+    """Markdown model card from the run's facts (see output.Output.facts for the keys) and, where measured,
     its splitting orders (macaron.orders' record)."""
     c, final = info["config"], info["final"]
     minutes = info["wall_seconds"] / 60
