@@ -41,6 +41,9 @@ EXTRA = [  # presenter mode and a lesson step on the classroom screen; the lab's
     # the ODE pair's measured orders
     ("lab-orders", "/lab?a=transformer-ode&b=macaron-ode#3e · The splitting order", None, (1920, 1080)),
     ("lesson-4", "/?lesson=4", None, (1280, 720)),
+    # the race: loss curves as seed bands, the paired differences with their intervals
+    ("lab-race", "/lab#4 · The race", None, (1280, 720)),
+    ("lab-race", "/lab#4 · The race", None, (1920, 1080)),
 ]
 
 
