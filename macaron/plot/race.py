@@ -33,12 +33,12 @@ def curves(race: list[RaceRun], height: int = 440) -> object:
                          hovertemplate=f"{name}<br>%{{x:.1f}} M tokens<br>loss %{{y:.3f}} nats<extra></extra>"))
         top.append(float(loss.mean(0)[min(n - 1, max(1, n // 8))]))
     low = min(float(np.min(r.curve["loss"])) for r in race)
-    layout = base_layout(height, margin=dict(l=70, r=20, t=70, b=60),  # room for two rows of legend
+    layout = base_layout(height, margin=dict(l=70, r=20, t=40, b=60),
                          xaxis=dict(title=dict(text="tokens seen (millions)"), zeroline=False),
                          yaxis=dict(title=dict(text="held-out loss (nats per masked token)"),
                                     range=[low - 0.05, max(top)]),
-                         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0,
-                                     entrywidth=0.5, entrywidthmode="fraction"))  # two columns at any width
+                         # y: the legend clear of the top tick's label, which stands above the plot's edge
+                         legend=dict(orientation="h", yanchor="bottom", y=1.05, xanchor="left", x=0))
     return figure(data, layout)
 
 
