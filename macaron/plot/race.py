@@ -6,7 +6,7 @@ import numpy as np
 
 from ..schemes import get_scheme
 from ..zoo import RaceRun
-from .style import GUIDE_COLOR, base_layout, figure, padded_range, scheme_name, scheme_style
+from .style import GUIDE_COLOR, base_layout, figure, padded_range, scheme_style
 
 
 def _rgba(hex_color: str, alpha: float) -> str:
@@ -23,7 +23,8 @@ def curves(race: list[RaceRun], height: int = 440) -> object:
         n = min(len(r.curve["loss"]) for r in mine)
         tokens = np.mean([r.curve["tokens"][:n] for r in mine], axis=0) / 1e6
         loss = np.array([r.curve["loss"][:n] for r in mine])
-        style, name = scheme_style(scheme), f"{scheme_name(scheme)}, {len(mine)} seed{'s' if len(mine) > 1 else ''}"
+        style = scheme_style(scheme)  # short names, as in the differences: one row of legend at 1280 px
+        name = f"{get_scheme(scheme).short}, {len(mine)} seed{'s' if len(mine) > 1 else ''}"
         if len(mine) > 1:
             data.append(dict(type="scatter", x=np.r_[tokens, tokens[::-1]], y=np.r_[loss.max(0), loss.min(0)[::-1]],
                              fill="toself", fillcolor=_rgba(style.color, 0.18), line=dict(width=0), hoverinfo="skip",
@@ -37,8 +38,7 @@ def curves(race: list[RaceRun], height: int = 440) -> object:
                          xaxis=dict(title=dict(text="tokens seen (millions)"), zeroline=False),
                          yaxis=dict(title=dict(text="held-out loss (nats per masked token)"),
                                     range=[low - 0.05, max(top)]),
-                         # y: the legend clear of the top tick's label, which stands above the plot's edge
-                         legend=dict(orientation="h", yanchor="bottom", y=1.05, xanchor="left", x=0))
+                         legend=dict(orientation="h", yanchor="bottom", y=1.03, xanchor="left", x=0))
     return figure(data, layout)
 
 
