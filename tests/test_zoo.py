@@ -121,11 +121,11 @@ def test_race_figures_draw_each_scheme_as_a_seed_band_and_each_difference_agains
     drawn = plot.race_curves(runs)
     curves = go.Figure(drawn.to_dict())  # raises on an invalid property
     lines = {d["name"]: d for d in drawn.to_plotly_json()["data"] if d.get("mode") == "lines"}
-    assert set(lines) == {f"{style.scheme_name(s)}, {n} seed{'s' if n > 1 else ''}" for s, n in
-                          (("lie-trotter", 3), ("strang", 3), ("lie-trotter-halves", 3), ("unsplit", 1))}
+    assert set(lines) == {"Lie–Trotter, 3 seeds", "Strang–Marchuk, 3 seeds", "Lie–Trotter, G halved, 3 seeds",
+                          "unsplit Euler, 1 seed"}  # the short names, as in the differences' rows
     strang = [r for r in runs if r.scheme == "strang"]
     mean = np.mean([r.curve["loss"] for r in strang], axis=0)
-    line = lines[f"{style.scheme_name('strang')}, 3 seeds"]
+    line = lines["Strang–Marchuk, 3 seeds"]
     np.testing.assert_allclose(decoded(line["y"]), mean)
     assert line["line"]["color"] == style.scheme_style("strang").color
     bands = [d for d in curves.data if d.fill == "toself"]
