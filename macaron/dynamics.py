@@ -125,12 +125,17 @@ def received(a: np.ndarray) -> np.ndarray:
     return np.asarray(a, dtype=np.float64).sum(-2)
 
 
+def uniform_attention(T: int, causal: bool) -> np.ndarray:
+    """[T, T]: every row spreading its attention evenly over the tokens it sees (causal: row i over 0 … i), the
+    null against which leading and attention sinks are measured."""
+    seen = np.tril(np.ones((T, T))) if causal else np.ones((T, T))
+    return seen / seen.sum(-1, keepdims=True)
+
+
 def uniform_received(T: int, causal: bool) -> np.ndarray:
-    """[T]: the attention each token would receive if every row spread its attention evenly over the tokens it
-    sees: 1 each without a mask; Σ_{i ≥ j} 1/(i + 1) for token j under a causal one (row i sees i + 1 tokens)."""
-    if not causal:
-        return np.ones(T)
-    return np.cumsum((1.0 / np.arange(1, T + 1))[::-1])[::-1]
+    """[T]: the attention each token receives under uniform_attention: 1 each without a mask; Σ_{i ≥ j} 1/(i + 1)
+    for token j under a causal one."""
+    return received(uniform_attention(T, causal))
 
 
 def leaders(mixing: list[np.ndarray | None], causal: bool = False) -> np.ndarray:
@@ -139,11 +144,12 @@ def leaders(mixing: list[np.ndarray | None], causal: bool = False) -> np.ndarray
     Without a mask that is the most attention; under a causal one the ratio keeps the mask's own pile-up (even
     uniform causal attention gives the first token the most) from being counted as leading. Uniform over tokens
     when no token leads; mass on one token when it leads everywhere."""
-    tops = [(received(m) / uniform_received(m.shape[-1], causal)).argmax(-1).ravel() for m in mixing if m is not None]
-    if not tops:
+    recorded = [m for m in mixing if m is not None]
+    if not recorded:
         raise ValueError("no mixing matrices: this trajectory records no diffusion sub-step")
-    tops = np.concatenate(tops)
-    T = next(m for m in mixing if m is not None).shape[-1]
+    T = recorded[0].shape[-1]
+    place = uniform_received(T, causal)  # one sentence: the same T at every sub-step
+    tops = np.concatenate([(received(m) / place).argmax(-1).ravel() for m in recorded])
     return np.bincount(tops, minlength=T) / len(tops)
 
 
@@ -153,9 +159,7 @@ def first_token_lift(mixing: np.ndarray, causal: bool) -> np.ndarray:
     more than uniform; far above 1: the first token is where attention goes when it has nowhere else to go (an
     attention sink: a decoder's first token, BERT's [CLS]). Under a causal mask leading is no test of this: even
     uniform attention makes the first token lead, since every row sees it."""
-    T = mixing.shape[-1]
-    seen = np.arange(2, T + 1) if causal else np.full(T - 1, T)  # tokens rows 1 … T−1 spread their attention over
-    return mixing[..., 1:, 0].mean(-1) / np.mean(1.0 / seen)
+    return mixing[..., 1:, 0].mean(-1) / uniform_attention(mixing.shape[-1], causal)[1:, 0].mean()
 
 
 # ---- one trajectory: every measure, per sub-step -------------------------------------------
