@@ -323,7 +323,7 @@ class Run:
 
     # 4. where the run starts: a checkpoint, published weights, or the random start (start.py)
     def start(self):
-        Start(self)(self.state, self.ckpt, [precision.name(self.dtype), self.attention])
+        Start(self)()
 
     # 5. the batches: the same for every model
     def batch(self, step: int):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import card as cardlib
-from . import resume
+from . import precision, resume
 from .resume import TrainError
 
 
@@ -54,12 +54,13 @@ class Start:
     def __init__(self, run):
         self.run, self.args, self.dist, self.members, self.place = run, run.args, run.dist, run.members, run.place
 
-    def __call__(self, state: dict | None, ckpt: Path | None, computes_with: list):
-        """Begin from `state` (a checkpoint's) if given, else from --warm-start, else at random; then record what
-        this process computes with (precision, attention kernel) and its move penalty from this step on."""
-        a, p = self.args, self.place
-        first = self.from_checkpoint(state, ckpt) if state else self.from_published() if a.warm_start else \
-            self.from_random()
+    def __call__(self):
+        """Begin from the checkpoint the run opened, if any, else from --warm-start, else at random; then record
+        what this process computes with (precision, attention kernel) and its move penalty from this step on."""
+        a, p, run = self.args, self.place, self.run
+        first = self.from_checkpoint(run.state, run.ckpt) if run.state else self.from_published() if a.warm_start \
+            else self.from_random()
+        computes_with = [precision.name(run.dtype), run.attention]
         if a.new_phase:
             self.begin_phase(first)
         if not p.precisions or p.precisions[-1][1:] != computes_with:
