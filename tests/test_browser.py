@@ -502,6 +502,42 @@ def test_lab_page(server, page):
     shoot(page, "lab")
 
 
+def test_lab_draws_the_race_with_a_legend_clear_of_the_plot(server, page):
+    """Section 4 on the stored race, in Chromium at 1280×720: each scheme's name and seed count drawn in the
+    curves' legend, in one row above the plot area (not on it); every paired difference named on the drawn axis."""
+    from collections import Counter
+
+    from macaron import zoo
+    from macaron.schemes import get_scheme
+
+    race = zoo.runs()
+    url, _ = server
+    page.goto(f"{url}/lab")
+    heading = page.get_by_role("heading", name="4 · The race")
+    heading.first.wait_for(timeout=120_000)
+    heading.first.scroll_into_view_if_needed()
+    for _ in range(3):
+        page.wait_for_function(QUIET, timeout=120_000)
+        page.wait_for_timeout(800)
+    no_errors(page)
+    after = "xpath=following::div[contains(concat(' ', normalize-space(@class), ' '), ' js-plotly-plot ')]"
+    curves, diffs = heading.first.locator(f"{after}[1]"), heading.first.locator(f"{after}[2]")
+    curves.scroll_into_view_if_needed()
+    shown = curves.locator(".legendtext").evaluate_all("els => els.map(e => e.textContent)")
+    seeds = Counter(r.scheme for r in race)
+    assert sorted(shown) == sorted(f"{get_scheme(s).short}, {n} seed{'s' if n > 1 else ''}" for s, n in seeds.items())
+    items = [b for b in (x.bounding_box() for x in curves.locator(".legend .traces").all())]
+    plot_top = curves.locator(".nsewdrag").first.bounding_box()["y"]
+    assert max(b["y"] + b["height"] for b in items) <= plot_top + 1, (items, plot_top)  # above the plot, not on it
+    assert max(b["y"] for b in items) - min(b["y"] for b in items) < 2  # one row
+    diffs.scroll_into_view_if_needed()
+    ticks = diffs.locator(".ytick text").evaluate_all(
+        "els => els.map(e => [e.getBoundingClientRect().top, e.textContent])")
+    rows = [text for _, text in sorted(ticks)]  # top to bottom, as read
+    assert rows == [f"{get_scheme(d['a']).short} − {get_scheme(d['b']).short}" for d in zoo.differences(race)]
+    shoot(page, "lab_race")
+
+
 def test_lab_draws_a_trained_flows_measured_orders(tokenizer, browser, tmp_path):
     """Section 3e in Chromium, its own server on a tiny ODE pair: the Macaron's measured orders drawn as a
     person reads them (its name above, the y axis saying what is measured, each scheme's slopes in the drawn
