@@ -192,7 +192,7 @@ def header(title: str, intro: str) -> None:
     if k is None:
         st.markdown(intro)
         return
-    step = LESSON[k - 1]
+    step = lesson.step(k)
     text, back, on = st.columns([10, 2.2, 2.6], vertical_alignment="center")  # room for the keys' names
     text.markdown(f":material/school: **Lesson {k} of {len(LESSON)} · {step.title}.** {step.say}")
     if k > 1:  # a presenter's clicker sends PageUp / PageDown (some send ← / →: browser.lesson_keys)

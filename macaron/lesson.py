@@ -106,11 +106,11 @@ LESSON = (
         dict(mode="models", s=PRESETS["bank (river)"], a="{transformer}", b="{macaron}", at_a="final",
              at_b="final", norm="1"),
         "One sentence through a Transformer layer stack (attention, then FFN) and a Macaron one (½ FFN, "
-        "attention, ½ FFN) on one layer clock: Play, and watch the rhythm of the sub-steps.",
+        "attention, ½ FFN) on one layer clock: Play, and watch the rhythm of the sub-steps. {race}",
         "One layer clock for both: ½ + ½ (Transformer) and ¼ + ½ + ¼ (Macaron) are shares of layer time, not "
         "step sizes; each half-FFN runs at fraction ½ of the step. Each panel has its own PCA: two models' "
         "coordinates are unrelated. In the app, *Overlaid after Procrustes* puts B onto A with one "
-        "rotation (residual 0 for the same shape).",
+        "rotation (residual 0 for the same shape). {race}",
         1.0, "t = 1, the end of layer 1: the Transformer has taken two sub-steps, Macaron three"),
     LessonStep(
         "What learning changes", "views/particles.py",
@@ -125,6 +125,17 @@ LESSON = (
         "are the model's own top 5 for [MASK] (its last state through its output head).",
         "last", "the last state, at the plateau and with the final weights: the guesses change, the directions stay"),
 )
+
+
+def step(k: int) -> LessonStep:
+    """Step k (1-based), with what the race found where its text says {race}: read from pretrained/race each time,
+    so a newly stored run shows at once (macaron.zoo: one sentence for the class, every verdict for the teacher)."""
+    s = LESSON[k - 1]
+    if "{race}" not in s.say + s.note:
+        return s
+    from . import zoo  # scipy and the stored runs: only for the step that needs them
+    race = zoo.runs()
+    return s._replace(say=s.say.replace("{race}", zoo.finding(race)), note=s.note.replace("{race}", zoo.findings(race)))
 
 
 def params(k: int, transformer: str, macaron: str) -> dict:

@@ -130,8 +130,12 @@ def spread(race: list[RaceRun]) -> dict[str, dict]:
     return out
 
 
+def _signed(x: float, places: int = 3) -> str:
+    return f"{x:+.{places}f}".replace("-", "−")  # the minus sign, not a hyphen
+
+
 def _interval(x: list[float] | None) -> str:
-    return f"[{x[0]:+.3f}, {x[1]:+.3f}]" if x else "–"
+    return f"[{_signed(x[0])}, {_signed(x[1])}]" if x else "–"
 
 
 def report(race: list[RaceRun]) -> str:
@@ -149,9 +153,9 @@ def report(race: list[RaceRun]) -> str:
         for s, v in spread(race).items())]
     lines += ["", "paired differences, loss(a) − loss(b), nats (> 0: b is better)"]
     for d in differences(race):
-        seeds = ", ".join(f"seed {p['seed']} {p['difference']:+.4f} {_interval(p['bootstrap95'])}"
+        seeds = ", ".join(f"seed {p['seed']} {_signed(p['difference'], 4)} {_interval(p['bootstrap95'])}"
                           for p in d["per_seed"])
-        lines.append(f"{d['a']} − {d['b']}: mean {d['mean']:+.4f}, 95 % t-interval {_interval(d['t95'])} over "
+        lines.append(f"{d['a']} − {d['b']}: mean {_signed(d['mean'], 4)}, 95 % t-interval {_interval(d['t95'])} over "
                      f"{d['seeds']} seed(s); {seeds}")
     return "\n".join(lines)
 
@@ -166,13 +170,38 @@ def verdict(d: dict) -> str:
     a, b = (get_scheme(x).short for x in (d["a"], d["b"]))
     if d["t95"] is None:
         p = d["per_seed"][0]
-        return (f"{a} − {b}: {d['mean']:+.3f} nats on one seed (bootstrap over validation sequences "
+        return (f"{a} − {b}: {_signed(d['mean'], 3)} nats on one seed (bootstrap over validation sequences "
                 f"{_interval(p['bootstrap95'])}); that interval says nothing about another draw of the weights and "
                 f"batches, so this is not yet a difference between the schemes.")
     lo, hi = d["t95"]
     if lo <= 0 <= hi:
-        return (f"{a} − {b}: no difference found; the mean over {d['seeds']} seeds is {d['mean']:+.3f} nats and its "
-                f"95 % interval {_interval(d['t95'])} includes 0.")
+        return (f"{a} − {b}: no difference found; the mean over {d['seeds']} seeds is {_signed(d['mean'], 3)} nats "
+                f"and its 95 % interval {_interval(d['t95'])} includes 0.")
     better = b if d["mean"] > 0 else a
-    return (f"{a} − {b}: {d['mean']:+.3f} nats over {d['seeds']} seeds, 95 % interval {_interval(d['t95'])}: "
+    return (f"{a} − {b}: {_signed(d['mean'], 3)} nats over {d['seeds']} seeds, 95 % interval {_interval(d['t95'])}: "
             f"{better} is the better here.")
+
+
+def finding(race: list[RaceRun]) -> str:
+    """The order's answer in one sentence for a class (lesson step 5): control − Strang, as its interval allows."""
+    d = difference(race, CONTROL, REFERENCE)
+    ask = "Is Macaron's order why it trains better? The Splitting lab's race (section 4) "
+    if d is None:
+        return ask + "has no run of the control yet."
+    if d["t95"] is None:
+        return ask + f"has one seed so far (control − Macaron {_signed(d['mean'], 3)} nats): not yet an answer."
+    lo, hi = d["t95"]
+    measured = f"{_signed(d['mean'], 3)} nats, 95 % interval {_interval(d['t95'])} over {d['seeds']} seeds"
+    if lo <= 0 <= hi:
+        return ask + f"trained Macaron's own sub-layers in the Transformer's order: no difference found ({measured})."
+    return ask + (f"trained Macaron's own sub-layers in the Transformer's order: {'worse' if lo > 0 else 'better'} "
+                  f"({measured}), so here the order {'helps' if lo > 0 else 'hurts'}.")
+
+
+def findings(race: list[RaceRun]) -> str:
+    """Every paired difference's verdict with the race's conditions, for the teacher."""
+    if not race:
+        return "No race runs are stored yet (pretrained/race/)."
+    budget = min(r.tokens for r in race) / 1e6
+    return (f"The race (held-out loss, the minis' 6 × 256 post-LN recipe, one corpus, {budget:.0f} M tokens a run, "
+            f"the same batches within a seed): " + " ".join(verdict(d) for d in differences(race)))

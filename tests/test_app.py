@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import explorer_state as state
+from macaron import zoo
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = str(ROOT / "app" / "main.py")
@@ -351,6 +352,7 @@ def test_lesson_steps_open_their_page_and_view():
     at.button(key="lessonmenu5").click()  # from the sidebar: Transformer vs Macaron, on Compare
     run(at)
     assert "Lesson 5 of 6" in texts(at.markdown) and at.selectbox(key="c_b").value == "tiny-macaron"
+    assert zoo.finding(zoo.runs()) in texts(at.markdown) and "{race}" not in texts(at.markdown)  # the race's answer
     at.button(key="lessonmenu4").click()
     run(at)
     assert at.title[0].value.startswith("Splitting lab") and "Lesson 4 of 6" in texts(at.markdown)

@@ -3,6 +3,7 @@ numbers with independent code (Student's t from its table; the bootstrap against
 interval)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -138,3 +139,27 @@ def test_race_figures_draw_each_scheme_as_a_seed_band_and_each_difference_agains
     assert [d.y[0] for d in fig.data[1::2]] == [
         "Lie–Trotter − Strang–Marchuk", "Lie–Trotter, G halved − Strang–Marchuk", "Lie–Trotter − Lie–Trotter, G halved",
         "unsplit Euler − Strang–Marchuk"]
+
+
+def test_the_lessons_sentence_says_no_more_than_the_control_interval_over_seeds(race):
+    """finding(): "no difference" exactly when the t-interval of control − Strang (recomputed here) holds 0, a
+    direction only when it does not, no answer from one seed, and its figures with the minus sign."""
+    from macaron import zoo
+
+    root, losses, _ = race
+    runs = zoo.runs(root)
+    diffs = [losses["lie-trotter-halves", s][0] - losses["strang", s][0] for s in range(3)]
+    mean, sd = np.mean(diffs), np.std(diffs, ddof=1)
+    lo, hi = mean - T975[2] * sd / math.sqrt(3), mean + T975[2] * sd / math.sqrt(3)
+    said = zoo.finding(runs)
+    assert f"{mean:+.3f}".replace("-", "−") in said and f"{lo:+.3f}".replace("-", "−") in said and "3 seeds" in said
+    assert ("no difference found" in said) == (lo <= 0 <= hi) and "-" not in said.replace("sub-layers", "")
+    if not lo <= 0 <= hi:
+        assert ("worse" in said) == (lo > 0)
+    # Strang behind the control at every seed by a wide margin: the order hurts, and the sentence says so
+    behind = [dataclasses.replace(r, loss=r.loss + 0.5) if r.scheme == "strang" else r for r in runs]
+    assert "better" in zoo.finding(behind) and "hurts" in zoo.finding(behind)
+    one = [r for r in runs if r.seed == 0]
+    assert "not yet an answer" in zoo.finding(one)
+    assert "no run of the control" in zoo.finding([r for r in runs if r.scheme != "lie-trotter-halves"])
+    assert "20 M tokens a run" in zoo.findings(runs)

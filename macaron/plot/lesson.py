@@ -387,7 +387,8 @@ def lesson_html(models=None, learner=None, *, present: bool = False, device: str
     ms = choose_models(models, learner, device)
     font = 17 if present else 14
     parts = []
-    for k, step in enumerate(lesson.LESSON, start=1):
+    for k in range(1, len(lesson.LESSON) + 1):
+        step = lesson.step(k)
         view = lesson.params(k, "{transformer}", "{macaron}")
         if step.page.endswith("lab.py"):
             parts.append(_step_html(k, step, _figure_block(lab_panel(step, f"fig-{k}"), step.print_why)
