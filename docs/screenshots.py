@@ -41,6 +41,7 @@ EXTRA = [  # presenter mode and a lesson step on the classroom screen; the lab's
     # the ODE pair's measured orders
     ("lab-orders", "/lab?a=transformer-ode&b=macaron-ode#3e · The splitting order", None, (1920, 1080)),
     ("lesson-4", "/?lesson=4", None, (1280, 720)),
+    ("lesson-5", "/?lesson=5", None, (1280, 720)),  # what the race found, above Compare's two models
     # the race: loss curves as seed bands, the paired differences with their intervals
     ("lab-race", "/lab#4 · The race", None, (1280, 720)),
     ("lab-race", "/lab#4 · The race", None, (1920, 1080)),

@@ -128,14 +128,19 @@ LESSON = (
 
 
 def step(k: int) -> LessonStep:
-    """Step k (1-based), with what the race found where its text says {race}: read from pretrained/race each time,
-    so a newly stored run shows at once (macaron.zoo: one sentence for the class, every verdict for the teacher)."""
+    """Step k (1-based), with what the race found where its text says {race}, read from pretrained/race when the
+    step is built (macaron.zoo: one sentence for the class, every verdict for the teacher)."""
     s = LESSON[k - 1]
     if "{race}" not in s.say + s.note:
         return s
     from . import zoo  # scipy and the stored runs: only for the step that needs them
-    race = zoo.runs()
-    return s._replace(say=s.say.replace("{race}", zoo.finding(race)), note=s.note.replace("{race}", zoo.findings(race)))
+    from .checkpoint import CheckpointError
+    try:
+        race = zoo.runs()
+        say, note = zoo.finding(race), zoo.findings(race)
+    except CheckpointError as e:  # a damaged stored run costs the sentence, not the lesson
+        say = note = f"(The race's stored runs could not be read: {e}.)"
+    return s._replace(say=s.say.replace("{race}", say), note=s.note.replace("{race}", note))
 
 
 def params(k: int, transformer: str, macaron: str) -> dict:

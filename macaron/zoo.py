@@ -51,12 +51,14 @@ class RaceRun:
     shared: bool
     tied_halves: bool
     name: str = ""
+    recipe: str = ""            # its shape, for the conditions a finding holds under ("6 × 256, post-LN")
     curve: dict = field(default_factory=dict, repr=False)          # {"tokens": [...], "loss": [...], ...} of evals
     seq_loss: list = field(default_factory=list, repr=False)
     seq_targets: list = field(default_factory=list, repr=False)
 
     def summary(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if k not in ("name", "curve", "seq_loss", "seq_targets")}
+        kept_out = ("name", "recipe", "curve", "seq_loss", "seq_targets")
+        return {k: v for k, v in asdict(self).items() if k not in kept_out}
 
 
 def read_run(folder: Path) -> RaceRun:
@@ -71,7 +73,8 @@ def read_run(folder: Path) -> RaceRun:
                        int(facts["parameters"]), float(final["loss"]), float(final["accuracy"]),
                        float(final["context_effect"]), stages(evals, final["context_effect"]).get("plateau"),
                        bool(cfg.get("shared", False)), bool(cfg.get("tied_halves", False)),
-                       cfg.get("name", Path(folder).name), curve,
+                       cfg.get("name", Path(folder).name), f"{cfg['n_layers']} × {cfg['d_model']}, {cfg['norm']}-LN",
+                       curve,
                        list(final.get("seq_loss", [])), list(final.get("seq_targets", [])))
     except (KeyError, TypeError, ValueError) as e:
         raise CheckpointError(f"{Path(folder) / FACTS}: not a finished run's facts ({type(e).__name__}: {e})") from None
@@ -164,44 +167,58 @@ def as_json(race: list[RaceRun]) -> str:
     return json.dumps({"runs": [r.summary() for r in race], "differences": differences(race)}, indent=1)
 
 
+def outcome(d: dict) -> str:
+    """What a paired difference a − b allows over seeds: "one seed", "unknown" (a non-finite interval), "none" (its
+    95 % t-interval holds 0), or the better scheme's side, "a" (the interval lies below 0) or "b" (above)."""
+    if d["t95"] is None:
+        return "one seed"
+    lo, hi = d["t95"]
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "unknown"
+    return "none" if lo <= 0 <= hi else ("b" if lo > 0 else "a")
+
+
+def _measured(d: dict) -> str:
+    return f"{_signed(d['mean'])} nats, 95 % interval {_interval(d['t95'])} over {d['seeds']} seeds"
+
 
 def verdict(d: dict) -> str:
     """One sentence on a paired difference, no stronger than its interval over seeds allows."""
     a, b = (get_scheme(x).short for x in (d["a"], d["b"]))
-    if d["t95"] is None:
-        p = d["per_seed"][0]
-        return (f"{a} − {b}: {_signed(d['mean'], 3)} nats on one seed (bootstrap over validation sequences "
-                f"{_interval(p['bootstrap95'])}); that interval says nothing about another draw of the weights and "
-                f"batches, so this is not yet a difference between the schemes.")
-    lo, hi = d["t95"]
-    if lo <= 0 <= hi:
-        return (f"{a} − {b}: no difference found; the mean over {d['seeds']} seeds is {_signed(d['mean'], 3)} nats "
-                f"and its 95 % interval {_interval(d['t95'])} includes 0.")
-    better = b if d["mean"] > 0 else a
-    return (f"{a} − {b}: {_signed(d['mean'], 3)} nats over {d['seeds']} seeds, 95 % interval {_interval(d['t95'])}: "
-            f"{better} is the better here.")
+    said = outcome(d)
+    if said == "one seed":
+        return (f"{a} − {b}: {_signed(d['mean'])} nats on one seed (bootstrap over validation sequences "
+                f"{_interval(d['per_seed'][0]['bootstrap95'])}); that interval says nothing about another draw of the "
+                f"weights and batches, so this is not yet a difference between the schemes.")
+    if said == "unknown":
+        return f"{a} − {b}: no answer; its figures are not finite ({_measured(d)})."
+    if said == "none":
+        return f"{a} − {b}: no difference found ({_measured(d)}; the interval holds 0)."
+    return f"{a} − {b}: {_measured(d)}: {a if said == 'a' else b} is the better here."
 
 
 def finding(race: list[RaceRun]) -> str:
     """The order's answer in one sentence for a class (lesson step 5): control − Strang, as its interval allows."""
+    question = ("The seed paper credits Macaron's lower loss to Strang's order; in the Splitting lab's race "
+                "(section 4), the control (Macaron's sub-layers in the Transformer's order): ")
     d = difference(race, CONTROL, REFERENCE)
-    ask = "Is Macaron's order why it trains better? The Splitting lab's race (section 4) "
-    if d is None:
-        return ask + "has no run of the control yet."
-    if d["t95"] is None:
-        return ask + f"has one seed so far (control − Macaron {_signed(d['mean'], 3)} nats): not yet an answer."
-    lo, hi = d["t95"]
-    measured = f"{_signed(d['mean'], 3)} nats, 95 % interval {_interval(d['t95'])} over {d['seeds']} seeds"
-    if lo <= 0 <= hi:
-        return ask + f"trained Macaron's own sub-layers in the Transformer's order: no difference found ({measured})."
-    return ask + (f"trained Macaron's own sub-layers in the Transformer's order: {'worse' if lo > 0 else 'better'} "
-                  f"({measured}), so here the order {'helps' if lo > 0 else 'hurts'}.")
+    said = outcome(d) if d else "no pair"
+    if said in ("no pair", "unknown"):
+        return question + "no seed with both a finished control and Macaron is stored yet."
+    if said == "one seed":
+        return question + f"one seed so far (control − Macaron {_signed(d['mean'])} nats), not yet an answer."
+    if said == "none":
+        return question + f"no difference found (control − Macaron {_measured(d)})."
+    return question + (f"trained {'worse' if said == 'b' else 'better'} than Macaron (control − Macaron "
+                       f"{_measured(d)}), so here the order {'helps' if said == 'b' else 'hurts'}.")
 
 
 def findings(race: list[RaceRun]) -> str:
     """Every paired difference's verdict with the race's conditions, for the teacher."""
-    if not race:
-        return "No race runs are stored yet (pretrained/race/)."
+    said = [verdict(d) for d in differences(race)]
+    if not said:
+        return "No scheme of the race has a seed paired with another yet (pretrained/race/)."
+    recipes = ", ".join(dict.fromkeys(r.recipe for r in race))
     budget = min(r.tokens for r in race) / 1e6
-    return (f"The race (held-out loss, the minis' 6 × 256 post-LN recipe, one corpus, {budget:.0f} M tokens a run, "
-            f"the same batches within a seed): " + " ".join(verdict(d) for d in differences(race)))
+    return (f"The race (held-out loss; {recipes}; one corpus; {budget:.0f} M tokens a run; within a seed the same "
+            f"batches): " + " ".join(said))

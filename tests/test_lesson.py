@@ -206,3 +206,16 @@ def test_the_lessons_sidebar_offers_the_file(app_env):
     made = state.lesson_file(str(app_env / "tiny-transformer"), str(app_env / "tiny-macaron"),
                              str(app_env / "tiny-transformer"))
     assert made.startswith("<!DOCTYPE html>") and "id='step-6'" in made and "tiny-macaron" in made
+
+
+def test_step_5_says_the_race_cannot_be_read_rather_than_failing(tmp_path, monkeypatch):
+    """A damaged stored run costs step 5 its race sentence, with the reason, not the lesson; the other steps are
+    the library's text as written."""
+    from macaron import zoo
+
+    (tmp_path / "seed-0" / "macaron-mini").mkdir(parents=True)
+    (tmp_path / "seed-0" / "macaron-mini" / "training.json").write_text('{"config": ')  # cut short
+    monkeypatch.setattr(zoo, "RACE", tmp_path)
+    step = lesson.step(5)
+    assert "could not be read" in step.say and "training.json" in step.say and "{race}" not in step.note
+    assert lesson.step(4) is lesson.LESSON[3]

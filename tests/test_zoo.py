@@ -25,7 +25,8 @@ def write_run(root, seed, name, seq_loss, targets, effects, parameters=5_000_000
     loss = float(np.sum(seq_loss) / np.sum(targets))
     final = {"loss": loss, "accuracy": 0.4 + seed / 100, "context_effect": effects[-1],
              "seq_loss": [float(x) for x in seq_loss], "seq_targets": [int(x) for x in targets]}
-    facts = {"config": {"scheme": SCHEME_OF[name], "name": name, "shared": False, "tied_halves": False},
+    facts = {"config": {"scheme": SCHEME_OF[name], "name": name, "shared": False, "tied_halves": False,
+                         "n_layers": 6, "d_model": 64, "norm": "post"},
              "seed": seed, "tokens": 20_000_000 + seed, "parameters": parameters, "final": final}
     (folder / "training.json").write_text(json.dumps(facts))
     rows = [{"type": "eval", "step": 250 * i, "tokens": 500_000 * i, "loss": 7 - i / 4, "accuracy": 0.1,
@@ -142,24 +143,34 @@ def test_race_figures_draw_each_scheme_as_a_seed_band_and_each_difference_agains
 
 
 def test_the_lessons_sentence_says_no_more_than_the_control_interval_over_seeds(race):
-    """finding(): "no difference" exactly when the t-interval of control − Strang (recomputed here) holds 0, a
-    direction only when it does not, no answer from one seed, and its figures with the minus sign."""
+    """finding(): "no difference" exactly when the t-interval of control − Strang (recomputed here) holds 0, which
+    way only when it does not, no answer from one seed, none from figures that are not finite, and its figures with
+    the minus sign."""
     from macaron import zoo
 
     root, losses, _ = race
     runs = zoo.runs(root)
-    diffs = [losses["lie-trotter-halves", s][0] - losses["strang", s][0] for s in range(3)]
-    mean, sd = np.mean(diffs), np.std(diffs, ddof=1)
-    lo, hi = mean - T975[2] * sd / math.sqrt(3), mean + T975[2] * sd / math.sqrt(3)
-    said = zoo.finding(runs)
-    assert f"{mean:+.3f}".replace("-", "−") in said and f"{lo:+.3f}".replace("-", "−") in said and "3 seeds" in said
-    assert ("no difference found" in said) == (lo <= 0 <= hi) and "-" not in said.replace("sub-layers", "")
-    if not lo <= 0 <= hi:
-        assert ("worse" in said) == (lo > 0)
-    # Strang behind the control at every seed by a wide margin: the order hurts, and the sentence says so
-    behind = [dataclasses.replace(r, loss=r.loss + 0.5) if r.scheme == "strang" else r for r in runs]
-    assert "better" in zoo.finding(behind) and "hurts" in zoo.finding(behind)
-    one = [r for r in runs if r.seed == 0]
-    assert "not yet an answer" in zoo.finding(one)
-    assert "no run of the control" in zoo.finding([r for r in runs if r.scheme != "lie-trotter-halves"])
-    assert "20 M tokens a run" in zoo.findings(runs)
+
+    def interval(shift):  # control − Strang over the three seeds, with Strang's losses moved by `shift`
+        d = [losses["lie-trotter-halves", s][0] - losses["strang", s][0] - shift for s in range(3)]
+        half = T975[2] * np.std(d, ddof=1) / math.sqrt(3)
+        return np.mean(d), np.mean(d) - half, np.mean(d) + half
+
+    def moved(shift):
+        return [dataclasses.replace(r, loss=r.loss + shift) if r.scheme == "strang" else r for r in runs]
+
+    for shift in (0.0, 0.5, -0.5):  # the fixture's own (its interval holds 0), Strang far behind, far ahead
+        mean, lo, hi = interval(shift)
+        said = zoo.finding(moved(shift))
+        assert all(f"{x:+.3f}".replace("-", "−") in said for x in (mean, lo, hi)) and "3 seeds" in said
+        assert "-" not in said.replace("sub-layers", "") and ("no difference found" in said) == (lo <= 0 <= hi)
+        assert ("trained worse than Macaron" in said and "the order helps" in said) == (lo > 0)
+        assert ("trained better than Macaron" in said and "the order hurts" in said) == (hi < 0)
+    assert interval(0.0)[1] < 0 < interval(0.0)[2] and interval(-0.5)[1] > 0 and interval(0.5)[2] < 0
+    assert "not yet an answer" in zoo.finding([r for r in runs if r.seed == 0])
+    assert "no seed with both" in zoo.finding([r for r in runs if r.scheme != "lie-trotter-halves"])
+    assert "no seed with both" in zoo.finding(moved(float("nan")))
+    assert "no answer" in zoo.verdict(zoo.difference(moved(float("nan")), "lie-trotter-halves", "strang"))
+    teacher = zoo.findings(runs)
+    assert "6 × 64, post-LN" in teacher and "20 M tokens a run" in teacher
+    assert all(zoo.verdict(d) in teacher for d in zoo.differences(runs))
