@@ -4,7 +4,7 @@
     python -m macaron dynamics --model A [--model B] [--sentences FILE] --out DIR
     python -m macaron lesson --out lesson.html [--model T --model M] [--learning NAME] [--present]
     python -m macaron list
-    python -m macaron zoo [--json]      the race of splitting schemes (issue 47), from the stored curves
+    python -m macaron zoo [--json|--markdown]  the race of splitting schemes (issue 47), from the stored curves
 """
 from __future__ import annotations
 
@@ -167,6 +167,7 @@ def main(argv=None) -> int:
     sub.add_parser("list", help="list the shipped models")
     zo = sub.add_parser("zoo", help="the race of splitting schemes: runs, seed spread and paired differences")
     zo.add_argument("--json", action="store_true", help='print {"runs": [...], "differences": [...]}')
+    zo.add_argument("--markdown", action="store_true", help="the README's tables of runs and differences")
     zo.add_argument("--root", type=Path, default=None, help="the race's folder (default pretrained/race)")
     args = parser.parse_args(argv)
     if args.command == "list":
@@ -183,7 +184,7 @@ def zoo(args) -> int:
     from . import zoo as race
 
     runs = race.runs(args.root)
-    print(race.as_json(runs) if args.json else race.report(runs))
+    print(race.as_json(runs) if args.json else race.markdown(runs) if args.markdown else race.report(runs))
     return 0
 
 

@@ -163,6 +163,22 @@ def report(race: list[RaceRun]) -> str:
     return "\n".join(lines)
 
 
+def markdown(race: list[RaceRun]) -> str:
+    """The README's two tables: one row a run, then one row a paired difference (python -m macaron zoo --markdown)."""
+    lines = ["| scheme | model | seed | held-out loss | accuracy | context effect | left the plateau after step |",
+             "|---|---|---|---|---|---|---|"]
+    lines += [f"| {SCHEMES[r.scheme].title} | {r.name} | {r.seed} | {r.loss:.4f} | {100 * r.accuracy:.2f} % | "
+              f"{_signed(r.context_effect)} nats | {'–' if r.plateau_step is None else f'{r.plateau_step:,}'} |"
+              for r in race]
+    lines += ["", "| difference (nats) | seeds | mean | 95 % t-interval | each seed, 95 % bootstrap interval |",
+              "|---|---|---|---|---|"]
+    lines += [f"| {get_scheme(d['a']).short} − {get_scheme(d['b']).short} | {d['seeds']} | {_signed(d['mean'])} | "
+              f"{_interval(d['t95'])} | " + "; ".join(f"{p['seed']}: {_signed(p['difference'])} "
+                                                      f"{_interval(p['bootstrap95'])}" for p in d["per_seed"]) + " |"
+              for d in differences(race)]
+    return "\n".join(lines)
+
+
 def as_json(race: list[RaceRun]) -> str:
     return json.dumps({"runs": [r.summary() for r in race], "differences": differences(race)}, indent=1)
 

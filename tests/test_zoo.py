@@ -99,10 +99,20 @@ def test_zoo_differences_are_paired_by_seed_with_t_and_bootstrap_intervals(race,
 
 
 def test_zoo_text_names_every_run_and_difference_and_says_when_there_is_none(race, tmp_path, capsys):
-    root, _, _ = race
+    root, losses, _ = race
     assert main(["zoo", "--root", str(root)]) == 0
     text = capsys.readouterr().out
     assert text.count("\nstrang ") == 3 and "lie-trotter − strang: mean +" in text and "unsplit − strang" in text
+    assert main(["zoo", "--markdown", "--root", str(root)]) == 0
+    tables = capsys.readouterr().out.split("\n\n")
+    runs = [row.split(" | ") for row in tables[0].splitlines()[2:]]
+    strang = [row for row in runs if row[:2] == ["| Strang–Marchuk: ½G, F, ½G", "macaron-mini"]]
+    assert len(runs) == 10 and len(strang) == 3
+    for row in runs:  # each run's loss as the fixture wrote it
+        scheme = get_scheme(SCHEME_OF[row[1]]).name
+        assert row[3] == f"{losses[scheme, int(row[2])][0]:.4f}"
+    differences = tables[1].splitlines()[2:]
+    assert differences[0].startswith("| Lie–Trotter − Strang–Marchuk | 3 | +")
     assert main(["zoo", "--root", str(tmp_path / "empty")]) == 0
     assert "no race runs stored" in capsys.readouterr().out
     (root / "seed-0" / "macaron-mini" / "training.json").write_text('{"config": {}}')
