@@ -209,14 +209,15 @@ def verdict(d: dict) -> str:
     if said == "unknown":
         return f"{a} − {b}: no answer; its figures are not finite ({_measured(d)})."
     if said == "none":
-        return f"{a} − {b}: no difference found ({_measured(d)}; the interval holds 0)."
+        each = ", ".join(_signed(p["difference"]) for p in d["per_seed"])
+        return f"{a} − {b}: no difference found over seeds ({_measured(d)}, which holds 0; each seed: {each})."
     return f"{a} − {b}: {_measured(d)}: {a if said == 'a' else b} is the better here."
 
 
 def finding(race: list[RaceRun]) -> str:
     """The order's answer in one sentence for a class (lesson step 5): control − Strang, as its interval allows."""
-    question = ("The seed paper credits Macaron's lower loss to Strang's order; in the Splitting lab's race "
-                "(section 4), the control (Macaron's sub-layers in the Transformer's order): ")
+    question = ("Does Macaron's order matter? The lab's race (section 4) ran its sub-layers in the Transformer's order "
+                "(the control): ")
     d = difference(race, CONTROL, REFERENCE)
     said = outcome(d) if d else "no pair"
     if said in ("no pair", "unknown"):
@@ -230,11 +231,17 @@ def finding(race: list[RaceRun]) -> str:
 
 
 def findings(race: list[RaceRun]) -> str:
-    """Every paired difference's verdict with the race's conditions, for the teacher."""
-    said = [verdict(d) for d in differences(race)]
+    """The race's three questions in one short paragraph for the teacher (a printed page holds it): each paired
+    difference with its interval, and the conditions; the lab's section 4 has every scheme."""
+    said = []
+    for d in differences(race)[:3]:
+        a, b = (get_scheme(x).short for x in (d["a"], d["b"]))
+        said.append(f"{a} − {b} {_signed(d['mean'])} nats" + (
+            f" (one seed, bootstrap {_interval(d['per_seed'][0]['bootstrap95'])})" if d["t95"] is None else
+            f" (seeds {', '.join(_signed(p['difference']) for p in d['per_seed'])}; t-interval {_interval(d['t95'])})"))
     if not said:
         return "No scheme of the race has a seed paired with another yet (pretrained/race/)."
     recipes = ", ".join(dict.fromkeys(r.recipe for r in race))
     budget = min(r.tokens for r in race) / 1e6
-    return (f"The race (held-out loss; {recipes}; one corpus; {budget:.0f} M tokens a run; within a seed the same "
-            f"batches): " + " ".join(said))
+    return (f"The race, held-out loss ({recipes}, {budget:.0f} M tokens a run, the same batches within a seed): "
+            + "; ".join(said) + ". An interval that holds 0 is no difference found; the lab's section 4 has the rest.")

@@ -504,7 +504,8 @@ def test_lab_page(server, page):
 
 def test_lab_draws_the_race_with_a_legend_clear_of_the_plot(server, page):
     """Section 4 on the stored race, in Chromium at 1280×720: each scheme's name and seed count drawn in the
-    curves' legend, in one row above the plot area (not on it); every paired difference named on the drawn axis."""
+    curves' legend, in one column right of the plot area (not on it, a wide plot left); every paired difference
+    named on the drawn axis."""
     from collections import Counter
 
     from macaron import zoo
@@ -527,9 +528,10 @@ def test_lab_draws_the_race_with_a_legend_clear_of_the_plot(server, page):
     seeds = Counter(r.scheme for r in race)
     assert sorted(shown) == sorted(f"{get_scheme(s).short}, {n} seed{'s' if n > 1 else ''}" for s, n in seeds.items())
     items = [b for b in (x.bounding_box() for x in curves.locator(".legend .traces").all())]
-    plot_top = curves.locator(".nsewdrag").first.bounding_box()["y"]
-    assert max(b["y"] + b["height"] for b in items) <= plot_top + 1, (items, plot_top)  # above the plot, not on it
-    assert max(b["y"] for b in items) - min(b["y"] for b in items) < 2  # one row
+    plot = curves.locator(".nsewdrag").first.bounding_box()
+    assert min(b["x"] for b in items) >= plot["x"] + plot["width"] - 1, (items, plot)  # right of the plot, not on it
+    assert max(b["x"] + b["width"] for b in items) <= 1280 - 10  # and on the page
+    assert max(b["x"] for b in items) - min(b["x"] for b in items) < 2 and plot["width"] > 500  # one column
     diffs.scroll_into_view_if_needed()
     ticks = diffs.locator(".ytick text").evaluate_all(
         "els => els.map(e => [e.getBoundingClientRect().top, e.textContent])")

@@ -23,7 +23,7 @@ def curves(race: list[RaceRun], height: int = 440) -> object:
         n = min(len(r.curve["loss"]) for r in mine)
         tokens = np.mean([r.curve["tokens"][:n] for r in mine], axis=0) / 1e6
         loss = np.array([r.curve["loss"][:n] for r in mine])
-        style = scheme_style(scheme)  # short names, as in the differences: one row of legend at 1280 px
+        style = scheme_style(scheme)  # short names, as in the differences; one column right of the plot
         name = f"{get_scheme(scheme).short}, {len(mine)} seed{'s' if len(mine) > 1 else ''}"
         if len(mine) > 1:
             data.append(dict(type="scatter", x=np.r_[tokens, tokens[::-1]], y=np.r_[loss.max(0), loss.min(0)[::-1]],
@@ -38,7 +38,7 @@ def curves(race: list[RaceRun], height: int = 440) -> object:
                          xaxis=dict(title=dict(text="tokens seen (millions)"), zeroline=False),
                          yaxis=dict(title=dict(text="held-out loss (nats per masked token)"),
                                     range=[low - 0.05, max(top)]),
-                         legend=dict(orientation="h", yanchor="bottom", y=1.03, xanchor="left", x=0))
+                         legend=dict(orientation="v", yanchor="top", y=1, xanchor="left", x=1.02))
     return figure(data, layout)
 
 
