@@ -220,8 +220,10 @@ def finding(race: list[RaceRun]) -> str:
                 "(the control): ")
     d = difference(race, CONTROL, REFERENCE)
     said = outcome(d) if d else "no pair"
-    if said in ("no pair", "unknown"):
+    if said == "no pair":
         return question + "no seed with both a finished control and Macaron is stored yet."
+    if said == "unknown":
+        return question + f"no answer, its figures are not finite ({_measured(d)})."
     if said == "one seed":
         return question + f"one seed so far (control − Macaron {_signed(d['mean'])} nats), not yet an answer."
     if said == "none":
