@@ -18,6 +18,7 @@ seed-to-seed spread.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -91,8 +92,13 @@ def bootstrap(a: RaceRun, b: RaceRun) -> list[float]:
     """95 % interval of loss(a) − loss(b) over validation sequences resampled alike for both ([] without them)."""
     if not a.seq_loss or a.seq_targets != b.seq_targets:
         return []
-    scores = [Scores(r.loss, r.accuracy, 0.0, sum(r.seq_targets), r.seq_loss, r.seq_targets) for r in (a, b)]
-    return bootstrap_difference(*scores)["ci95"]
+    return list(_bootstrap(tuple(a.seq_loss), tuple(b.seq_loss), tuple(a.seq_targets)))
+
+
+@functools.lru_cache(maxsize=256)  # 10,000 resamples a pair, asked again on every rerun of the lab and lesson step 5
+def _bootstrap(a_loss: tuple, b_loss: tuple, targets: tuple) -> tuple:
+    scores = [Scores(sum(x) / sum(targets), 0.0, 0.0, sum(targets), list(x), list(targets)) for x in (a_loss, b_loss)]
+    return tuple(bootstrap_difference(*scores)["ci95"])
 
 
 def difference(race: list[RaceRun], a: str, b: str) -> dict | None:
@@ -131,6 +137,15 @@ def spread(race: list[RaceRun]) -> dict[str, dict]:
         out[s] = {"mean": float(losses.mean()), "sd": float(losses.std(ddof=1)) if len(losses) > 1 else None,
                   "seeds": len(losses)}
     return out
+
+
+def label(d: dict) -> str:
+    """A paired difference as readers see it: the schemes' short names, "Lie–Trotter − Strang–Marchuk"."""
+    return f"{get_scheme(d['a']).short} − {get_scheme(d['b']).short}"
+
+
+def _each_seed(d: dict) -> str:
+    return ", ".join(_signed(p["difference"]) for p in d["per_seed"])
 
 
 def _signed(x: float, places: int = 3) -> str:
@@ -172,7 +187,7 @@ def markdown(race: list[RaceRun]) -> str:
               for r in race]
     lines += ["", "| difference (nats) | seeds | mean | 95 % t-interval | each seed, 95 % bootstrap interval |",
               "|---|---|---|---|---|"]
-    lines += [f"| {get_scheme(d['a']).short} − {get_scheme(d['b']).short} | {d['seeds']} | {_signed(d['mean'])} | "
+    lines += [f"| {label(d)} | {d['seeds']} | {_signed(d['mean'])} | "
               f"{_interval(d['t95'])} | " + "; ".join(f"{p['seed']}: {_signed(p['difference'])} "
                                                       f"{_interval(p['bootstrap95'])}" for p in d["per_seed"]) + " |"
               for d in differences(race)]
@@ -200,18 +215,17 @@ def _measured(d: dict) -> str:
 
 def verdict(d: dict) -> str:
     """One sentence on a paired difference, no stronger than its interval over seeds allows."""
-    a, b = (get_scheme(x).short for x in (d["a"], d["b"]))
     said = outcome(d)
     if said == "one seed":
-        return (f"{a} − {b}: {_signed(d['mean'])} nats on one seed (bootstrap over validation sequences "
+        return (f"{label(d)}: {_signed(d['mean'])} nats on one seed (bootstrap over validation sequences "
                 f"{_interval(d['per_seed'][0]['bootstrap95'])}); that interval says nothing about another draw of the "
                 f"weights and batches, so this is not yet a difference between the schemes.")
     if said == "unknown":
-        return f"{a} − {b}: no answer; its figures are not finite ({_measured(d)})."
+        return f"{label(d)}: no answer; its figures are not finite ({_measured(d)})."
     if said == "none":
-        each = ", ".join(_signed(p["difference"]) for p in d["per_seed"])
-        return f"{a} − {b}: no difference found over seeds ({_measured(d)}, which holds 0; each seed: {each})."
-    return f"{a} − {b}: {_measured(d)}: {a if said == 'a' else b} is the better here."
+        return (f"{label(d)}: no difference found over seeds ({_measured(d)}, which holds 0; "
+                f"each seed: {_each_seed(d)}).")
+    return f"{label(d)}: {_measured(d)}: {get_scheme(d[said]).short} is the better here."
 
 
 def finding(race: list[RaceRun]) -> str:
@@ -237,10 +251,9 @@ def findings(race: list[RaceRun]) -> str:
     difference with its interval, and the conditions; the lab's section 4 has every scheme."""
     said = []
     for d in differences(race)[:3]:
-        a, b = (get_scheme(x).short for x in (d["a"], d["b"]))
-        said.append(f"{a} − {b} {_signed(d['mean'])} nats" + (
+        said.append(f"{label(d)} {_signed(d['mean'])} nats" + (
             f" (one seed, bootstrap {_interval(d['per_seed'][0]['bootstrap95'])})" if d["t95"] is None else
-            f" (seeds {', '.join(_signed(p['difference']) for p in d['per_seed'])}; t-interval {_interval(d['t95'])})"))
+            f" (seeds {_each_seed(d)}; t-interval {_interval(d['t95'])})"))
     if not said:
         return "No scheme of the race has a seed paired with another yet (pretrained/race/)."
     recipes = ", ".join(dict.fromkeys(r.recipe for r in race))

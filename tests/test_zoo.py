@@ -176,7 +176,7 @@ def test_the_lessons_sentence_says_no_more_than_the_control_interval_over_seeds(
     for shift in (0.0, 0.5, -0.5):  # the fixture's own (its interval holds 0), Strang far behind, far ahead
         mean, lo, hi = interval(shift)
         said = zoo.finding(moved(shift))
-        assert all(f"{x:+.3f}".replace("-", "−") in said for x in (mean, lo, hi)) and "3 seeds" in said
+        assert all(_minus(x) in said for x in (mean, lo, hi)) and "3 seeds" in said
         assert "-" not in said.replace("sub-layers", "") and ("no difference found" in said) == (lo <= 0 <= hi)
         assert ("trained worse than Macaron" in said and "the order helps" in said) == (lo > 0)
         assert ("trained better than Macaron" in said and "the order hurts" in said) == (hi < 0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import zoo
 from ..schemes import get_scheme
 from ..zoo import RaceRun
 from .style import GUIDE_COLOR, base_layout, figure, padded_range, scheme_style
@@ -46,7 +47,7 @@ def differences(diffs: list[dict], height: int = 320) -> object:
     """One row a comparison a − b: each seed's difference (open dots, with its bootstrap interval over validation
     sequences) and the mean over seeds (a filled diamond, with its 95 % t-interval over seeds); 0 is 'no difference'."""
     data = []
-    labels = [f"{get_scheme(d['a']).short} − {get_scheme(d['b']).short}" for d in diffs]
+    labels = [zoo.label(d) for d in diffs]
     for d, label in zip(diffs, labels):
         color = scheme_style(d["a"]).color
         seeds = d["per_seed"]
