@@ -179,7 +179,8 @@ def report(race: list[RaceRun]) -> str:
 
 
 def markdown(race: list[RaceRun]) -> str:
-    """The README's two tables: one row a run, then one row a paired difference (python -m macaron zoo --markdown)."""
+    """The README's race: a table with one row a run, one with a row a paired difference, then each difference's
+    verdict (python -m macaron zoo --markdown)."""
     lines = ["| scheme | model | seed | held-out loss | accuracy | context effect | left the plateau after step |",
              "|---|---|---|---|---|---|---|"]
     lines += [f"| {SCHEMES[r.scheme].title} | {r.name} | {r.seed} | {r.loss:.4f} | {100 * r.accuracy:.2f} % | "
@@ -191,7 +192,7 @@ def markdown(race: list[RaceRun]) -> str:
               f"{_interval(d['t95'])} | " + "; ".join(f"{p['seed']}: {_signed(p['difference'])} "
                                                       f"{_interval(p['bootstrap95'])}" for p in d["per_seed"]) + " |"
               for d in differences(race)]
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n\n" + verdicts(differences(race))
 
 
 def as_json(race: list[RaceRun]) -> str:
@@ -226,6 +227,11 @@ def verdict(d: dict) -> str:
         return (f"{label(d)}: no difference found over seeds ({_measured(d)}, which holds 0; "
                 f"each seed: {_each_seed(d)}).")
     return f"{label(d)}: {_measured(d)}: {get_scheme(d[said]).short} is the better here."
+
+
+def verdicts(diffs: list[dict]) -> str:
+    """Every difference's verdict as a Markdown list: the lab's section 4 and the README under its tables."""
+    return "\n".join(f"- {verdict(d)}" for d in diffs)
 
 
 def finding(race: list[RaceRun]) -> str:

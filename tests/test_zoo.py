@@ -117,6 +117,11 @@ def test_zoo_text_names_every_run_and_difference_and_says_when_there_is_none(rac
         assert row[3] == f"{losses[scheme, int(row[2])][0]:.4f}"
     differences = tables[1].splitlines()[2:]
     assert differences[0].startswith("| Lie–Trotter − Strang–Marchuk | 3 | +")
+    said = tables[2].splitlines()  # a verdict a difference, in the differences' order, as strong as its interval
+    assert len(said) == len(differences) and all(s.startswith("- ") for s in said)
+    assert said[0].startswith("- Lie–Trotter − Strang–Marchuk: +") and said[0].endswith("Strang–Marchuk is the better here.")
+    assert said[1].startswith("- Lie–Trotter, G halved − Strang–Marchuk: no difference found over seeds")
+    assert "on one seed" in said[-1] and "not yet a difference" in said[-1]
     assert main(["zoo", "--root", str(tmp_path / "empty")]) == 0
     assert "no race runs stored" in capsys.readouterr().out
     (root / "seed-0" / "macaron-mini" / "training.json").write_text('{"config": {}}')

@@ -544,7 +544,7 @@ def section_race() -> None:
     diffs = zoo.differences(race)
     if diffs:
         st.plotly_chart(plot.race_differences(diffs, height=110 + 60 * len(diffs)), key="l_race_diffs", **CHART)
-        st.markdown("\n".join(f"- {zoo.verdict(d)}" for d in diffs))
+        st.markdown(zoo.verdicts(diffs))
     st.dataframe([{"scheme": SCHEMES[r.scheme].title, "seed": r.seed, "tokens (M)": round(r.tokens / 1e6, 2),
                    "parameters": f"{r.parameters:,}", "held-out loss": round(r.loss, 4),
                    "accuracy": round(r.accuracy, 4), "context effect (nats)": round(r.context_effect, 3),
