@@ -156,9 +156,12 @@ def test_race_figures_draw_each_scheme_as_a_seed_band_and_each_difference_agains
     fig = go.Figure(plot.race_differences(diffs).to_dict())
     lo, hi = fig.layout.xaxis.range
     assert lo < 0 < hi and all(lo <= x <= hi for d in diffs for x in d["t95"] or [d["mean"]])
-    assert [d.y[0] for d in fig.data[1::2]] == [
+    dots = [d for d in fig.data if d.marker.symbol == "circle-open"]
+    assert [d.y[0] for d in dots] == [
         "Lie–Trotter − Strang–Marchuk", "Lie–Trotter, G halved − Strang–Marchuk", "Lie–Trotter − Lie–Trotter, G halved",
-        "unsplit Euler − Strang–Marchuk"]
+        "unsplit Euler − Strang–Marchuk"] and [len(d.x) for d in dots] == [3, 3, 3, 1]
+    diamonds = [d for d in fig.data if d.marker.symbol == "diamond"]  # a mean only where there are seeds to average
+    assert [d.y[0] for d in diamonds] == [d.y[0] for d in dots[:3]]
 
 
 def test_the_lessons_sentence_says_no_more_than_the_control_interval_over_seeds(race):

@@ -45,7 +45,8 @@ def curves(race: list[RaceRun], height: int = 440) -> object:
 
 def differences(diffs: list[dict], height: int = 320) -> object:
     """One row a comparison a − b: each seed's difference (open dots, with its bootstrap interval over validation
-    sequences) and the mean over seeds (a filled diamond, with its 95 % t-interval over seeds); 0 is 'no difference'."""
+    sequences) and, from two seeds on, the mean over seeds (a filled diamond, with its 95 % t-interval over seeds); 0 is
+    'no difference'."""
     data = []
     labels = [zoo.label(d) for d in diffs]
     for d, label in zip(diffs, labels):
@@ -59,11 +60,12 @@ def differences(diffs: list[dict], height: int = 320) -> object:
                          text=[f"seed {p['seed']}" for p in seeds], showlegend=False,
                          hovertemplate="%{y}, %{text}: %{x:+.3f} nats<extra></extra>"))
         t95 = d["t95"]
+        if t95 is None:  # one seed: its dot is all there is, no mean over seeds to draw
+            continue
         data.append(dict(type="scatter", mode="markers", x=[d["mean"]], y=[label], showlegend=False,
                          marker=dict(symbol="diamond", size=14, color=color, line=dict(color="#222", width=1)),
-                         error_x=dict(type="data", symmetric=False, array=[t95[1] - d["mean"] if t95 else 0],
-                                      arrayminus=[d["mean"] - t95[0] if t95 else 0], color="#222", thickness=2.5,
-                                      width=8),
+                         error_x=dict(type="data", symmetric=False, array=[t95[1] - d["mean"]],
+                                      arrayminus=[d["mean"] - t95[0]], color="#222", thickness=2.5, width=8),
                          hovertemplate=f"%{{y}}: mean %{{x:+.3f}} nats over {d['seeds']} seed(s)<extra></extra>"))
     ends = [0.0] + [x for d in diffs for x in (d["t95"] or [])] + \
         [x for d in diffs for p in d["per_seed"] for x in (p["bootstrap95"] or [p["difference"]])]
