@@ -119,7 +119,8 @@ def test_zoo_text_names_every_run_and_difference_and_says_when_there_is_none(rac
     assert differences[0].startswith("| Lie–Trotter − Strang–Marchuk | 3 | +")
     said = tables[2].splitlines()  # a verdict a difference, in the differences' order, as strong as its interval
     assert len(said) == len(differences) and all(s.startswith("- ") for s in said)
-    assert said[0].startswith("- Lie–Trotter − Strang–Marchuk: +") and said[0].endswith("Strang–Marchuk is the better here.")
+    assert said[0].startswith("- Lie–Trotter − Strang–Marchuk: +")
+    assert said[0].endswith("Strang–Marchuk is the better here.")
     assert said[1].startswith("- Lie–Trotter, G halved − Strang–Marchuk: no difference found over seeds")
     assert "on one seed" in said[-1] and "not yet a difference" in said[-1]
     assert main(["zoo", "--root", str(tmp_path / "empty")]) == 0
