@@ -11,9 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from served import CHROMIUM
-from test_browser import SHOTS, count_pixels
+from test_browser import SHOTS, count_pixels, shoot
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [
@@ -191,10 +192,17 @@ def test_the_apps_download_button_gives_the_same_lesson(models_dir, browser, tmp
             page.get_by_text("Guided lesson (6 steps)").click()
             button = page.get_by_role("button", name="Download this lesson")
             button.wait_for()
-            with page.expect_download(timeout=120_000) as got:
-                button.click()
-            saved = tmp_path / got.value.suggested_filename
-            got.value.save_as(saved)
+            try:
+                with page.expect_download(timeout=120_000) as got:
+                    button.click()
+                download = got.value
+            except PlaywrightTimeout:  # say what the page and the server said instead of a bare timeout
+                shoot(page, "lesson-download-missing")
+                shown = page.locator("[data-testid='stToast'], [data-testid='stAlert']").all_inner_texts()
+                pytest.fail(f"no download within 120 s; the page shows {shown}; the server's log ends: "
+                            f"{(tmp_path / 'streamlit.log').read_text()[-2000:]}")
+            saved = tmp_path / download.suggested_filename
+            download.save_as(saved)
         finally:
             page.close()
     assert saved.name == "macaron-lesson.html" and saved.stat().st_size < 15e6
