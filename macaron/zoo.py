@@ -181,6 +181,7 @@ def report(race: list[RaceRun]) -> str:
 def markdown(race: list[RaceRun]) -> str:
     """The README's race: a table with one row a run, one with a row a paired difference, then each difference's
     verdict (python -m macaron zoo --markdown)."""
+    diffs = differences(race)
     lines = ["| scheme | model | seed | held-out loss | accuracy | context effect | left the plateau after step |",
              "|---|---|---|---|---|---|---|"]
     lines += [f"| {SCHEMES[r.scheme].title} | {r.name} | {r.seed} | {r.loss:.4f} | {100 * r.accuracy:.2f} % | "
@@ -191,8 +192,8 @@ def markdown(race: list[RaceRun]) -> str:
     lines += [f"| {label(d)} | {d['seeds']} | {_signed(d['mean'])} | "
               f"{_interval(d['t95'])} | " + "; ".join(f"{p['seed']}: {_signed(p['difference'])} "
                                                       f"{_interval(p['bootstrap95'])}" for p in d["per_seed"]) + " |"
-              for d in differences(race)]
-    return "\n".join(lines) + "\n\n" + verdicts(differences(race))
+              for d in diffs]
+    return "\n".join(lines) + "\n\n" + verdicts(diffs)
 
 
 def as_json(race: list[RaceRun]) -> str:
