@@ -638,6 +638,31 @@ def test_fit_minutes_run_detached_fits_the_clock_resumable_and_small_files(packe
     assert sorted(state["members"]) == sorted(budget["models"])
 
 
+def test_detach_refuses_a_run_folder_whose_trainer_is_still_at_work(tmp_path, capsys, monkeypatch):
+    """`make race` again (to resume) while the first process trains must not start a second one on the same
+    checkpoint; once that process has ended, it starts."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    busy = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "macaron.train.pretrain"])
+    cmdline = Path(f"/proc/{busy.pid}/cmdline")
+    for _ in range(100):  # until the child has exec'd (before that /proc shows the parent's command)
+        if b"macaron.train.pretrain" in cmdline.read_bytes():
+            break
+        time.sleep(0.05)
+    started = []
+    monkeypatch.setattr(pretrain.subprocess, "Popen", lambda *a, **k: started.append(a) or busy)
+    argv = ["--models", "transformer-mini", "--tokens", "1e3", "--run-dir", str(run_dir), "--detach"]
+    try:
+        (run_dir / "train.pid").write_text(f"{busy.pid}\n")
+        assert pretrain.main(argv) == 2 and not started
+        err = capsys.readouterr().err
+        assert f"a trainer (pid {busy.pid}) is still at work on {run_dir}" in err and f"kill {busy.pid}" in err
+    finally:
+        busy.kill()
+        busy.wait()
+    assert pretrain.main(argv) == 0 and len(started) == 1  # the pid is gone: the run starts (or resumes)
+
+
 # ---- held-out evaluation: baselines that tell reading context from counting words -------------
 def _held_out(tiny):
     tok = D.load_tokenizer(tiny["tokenizer"])
