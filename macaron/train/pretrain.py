@@ -70,6 +70,7 @@ from .output import Output
 from .pack import open_data
 from .resume import TrainError
 from .start import Place, Start
+from .watch import trainer_pid
 
 
 # ---- one model of the run -----------------------------------------------------------
@@ -474,20 +475,10 @@ def train(args) -> int:
         dist.close()
 
 
-def running_trainer(run_dir: Path) -> int | None:
-    """The pid in <run-dir>/train.pid if that process is a trainer still at work (Linux's /proc tells; elsewhere
-    None): a run resumed across sessions must not be started twice on one checkpoint."""
-    try:
-        pid = int((run_dir / "train.pid").read_text())
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except (OSError, ValueError):
-        return None
-    return pid if b"macaron.train.pretrain" in cmdline else None
-
-
 def detach(args) -> int:
-    """Start this command again in its own session, immune to hang-ups, logging to <run-dir>/train.log."""
-    if (pid := running_trainer(args.run_dir)) is not None:
+    """Start this command again in its own session, immune to hang-ups, logging to <run-dir>/train.log; never a
+    second trainer on a run folder whose trainer is still at work (a run resumed across sessions)."""
+    if (pid := trainer_pid(args.run_dir)) is not None:
         print(f"error: a trainer (pid {pid}) is still at work on {args.run_dir}: follow it with "
               f"python -m macaron.train.watch {args.run_dir}, or stop it (kill {pid}) and run this again to resume "
               f"from its last checkpoint", file=sys.stderr)

@@ -88,17 +88,27 @@ def status(run_dir: Path) -> str:
     return "\n".join(lines) or "  (no metrics yet)"
 
 
-def alive(run_dir: Path) -> bool | None:
-    pid_file = run_dir / "train.pid"
-    if not pid_file.is_file():
-        return None
+def trainer_pid(run_dir: Path) -> int | None:
+    """The pid in <run-dir>/train.pid while that process lives and, where Linux's /proc tells, is still a trainer
+    (not a later process given the same pid)."""
     try:
-        os.kill(int(pid_file.read_text()), 0)
-        return True
-    except (ProcessLookupError, ValueError):
-        return False
-    except PermissionError:
-        return True
+        pid = int((run_dir / "train.pid").read_text())
+        os.kill(pid, 0)
+    except PermissionError:  # alive, another user's
+        return pid
+    except (OSError, ValueError):
+        return None
+    if not Path("/proc/self").exists():  # no /proc here: liveness is all we know
+        return pid
+    try:
+        return pid if b"macaron.train.pretrain" in Path(f"/proc/{pid}/cmdline").read_bytes() else None
+    except OSError:  # gone meanwhile
+        return None
+
+
+def alive(run_dir: Path) -> bool | None:
+    """None without a train.pid, else whether its trainer is at work."""
+    return None if not (run_dir / "train.pid").is_file() else trainer_pid(run_dir) is not None
 
 
 def tail(file: Path, n: int = 15) -> str:
