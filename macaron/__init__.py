@@ -8,7 +8,8 @@ from .checkpoint import CheckpointError, available, default_pair
 from .config import ModelConfig
 from .loading import from_hf_bert, load
 from .milestones import Milestone, milestones
-from .model import InputError, Model, build
+from .model import Model, build
+from .reading import InputError
 from .runtime import set_threads
 from .schemes import ATT_FFN_ATT, LIE_TROTTER, SCHEMES, STRANG, Scheme, Sub, get_scheme
 from .trajectory import Step, Trajectory

@@ -19,7 +19,7 @@ import numpy as np
 from . import analysis
 from .checkpoint import CheckpointError, available
 from .loading import load
-from .model import InputError
+from .reading import InputError
 
 
 def table(model, traj) -> str:

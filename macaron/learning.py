@@ -25,7 +25,7 @@ from .checkpoint import read_metrics, resolve
 from .dynamics import measure
 from .loading import load
 from .milestones import Milestone, milestones
-from .model import InputError
+from .reading import InputError
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .checkpoint import NO_TOKENIZER
 from .config import ModelConfig
 from .operators import ACTIVATION, norm, operator
 from .positions import Floater, sinusoids
+from .reading import InputError, Reader, Row
 from .schemes import CONVECTION, DIFFUSION, FULL, Sub, substep_label, substep_times
-from .trajectory import MASK_TOKEN, Step, Trajectory
+from .trajectory import Step, Trajectory
 
-FLOATER_MAX_TOKENS = 4096  # FLOATER extends past max_len; this bound keeps a trace within memory
 # Padded tokens per traced batch: on a CPU, larger batches leave the caches and run slower than one
 # sentence at a time (benchmarks/bench_dynamics.py); a GPU wants them large.
 BATCH_TOKENS = {"cpu": 2048, "cuda": 1 << 16}
@@ -43,10 +42,6 @@ def length_batches(lengths: Sequence[int], batch_size: int, batch_tokens: int) -
             out.append([])
         out[-1].append(i)
     return out
-
-
-class InputError(ValueError):
-    """Text the model cannot run on; the message is written for the person who typed it."""
 
 
 class Layer(nn.Module):
@@ -244,8 +239,11 @@ class Model(nn.Module):
         return [[(vocab(int(i)), float(p)) for p, i in zip(ps, ids)] for ps, ids in zip(top.values, top.indices)]
 
     def max_tokens(self) -> int:
-        extends = self.config.position == "floater" and self.config.attention == "dot"
-        return FLOATER_MAX_TOKENS if extends else self.config.max_len
+        return self.reader.limit
+
+    @property
+    def reader(self) -> Reader:
+        return Reader(self.config, self.tokenizer, self.has_mlm_head)
 
     def tokenize(self, text: str, max_tokens: int | None = None) -> tuple[list[int], list[str], int]:
         """(ids, display tokens, number of tokens dropped): at most `max_tokens` and the model's own
@@ -253,54 +251,10 @@ class Model(nn.Module):
         reads as the place of the next word: read)."""
         return self.read(text, max_tokens)[:3]
 
-    def read(self, text: str, max_tokens: int | None = None) -> tuple[list[int], list[str], int, int | None]:
-        """tokenize's (ids, tokens, dropped) and where the head answers the sentence (Trajectory.guess_at). A
-        decoder has no [MASK] token: the first [MASK] typed is taken out, and the word it stands for is the one
-        the decoder expects after the token before it."""
-        if self.tokenizer is None:
-            raise InputError(f"this model has no tokenizer: pass token ids instead of text (if loaded from a "
-                             f"folder: {NO_TOKENIZER})")
-        if not isinstance(text, str) or not text.strip():
-            raise InputError("The text is empty: type a sentence.")
-        before, mask, after = text.partition(MASK_TOKEN) if self.config.causal else (text, "", "")
-        ids, tokens = self._encode(before.rstrip() if mask else before)
-        typed = len(ids) - 1 if mask else None  # the token before a decoder's [MASK] (-1: nothing before it)
-        if after.strip():  # the rest of the same text: no second beginning-of-text token
-            more = self._encode(after, specials=False)
-            ids, tokens = ids + more[0], tokens + more[1]
-        if not ids or (len(ids) <= 2 and ids[0] == self.tokenizer.token_to_id("[CLS]")):  # no words, or [CLS] [SEP]
-            raise InputError("The text has no readable tokens: type a sentence with words in it.")
-        limit = self.max_tokens() if max_tokens is None else min(max_tokens, self.max_tokens())
-        if limit < 2:
-            raise ValueError(f"max_tokens={max_tokens}: keep at least two tokens ([CLS] and [SEP])")
-        dropped = max(0, len(ids) - limit)
-        if dropped and self.config.causal:  # a decoder reads from the start: the first tokens are kept
-            ids, tokens = ids[:limit], tokens[:limit]
-        elif dropped:
-            ids, tokens = ids[: limit - 1] + ids[-1:], tokens[: limit - 1] + tokens[-1:]
-        return ids, tokens, dropped, self._guess_at(tokens, typed)
-
-    def _guess_at(self, tokens: list[str], typed: int | None = None) -> int | None:
-        """Trajectory.guess_at: a decoder's token before a typed [MASK] (`typed`; None where it is cut off or has
-        nothing before it) or, with no [MASK], its last token; an encoder's first [MASK]."""
-        if self.config.causal and self.config.lm_head:
-            if typed is None:  # the word after the sentence
-                return len(tokens) - 1
-            return typed if 0 <= typed < len(tokens) else None
-        return tokens.index(MASK_TOKEN) if self.has_mlm_head and MASK_TOKEN in tokens else None
-
-    def _encode(self, text: str, specials: bool = True) -> tuple[list[int], list[str]]:
-        """Ids and display tokens of a text; a token the model could not read shows what it was ([UNK:…]), and a
-        decoder's byte-level or SentencePiece token the text it covers ("Ġbank" and "▁bank" read "bank")."""
-        enc = self.tokenizer.encode(text, add_special_tokens=specials)
-        ids, tokens = list(enc.ids), list(enc.tokens)
-        if self.config.causal:
-            tokens = [text[a:b].strip() or ("␣" if text[a:b] else tok) for tok, (a, b) in zip(tokens, enc.offsets)]
-        unk = self.tokenizer.token_to_id("[UNK]")
-        for i, (tid, (a, b)) in enumerate(zip(ids, enc.offsets)):
-            if tid == unk and b > a:  # show what the model could not read, not just [UNK]
-                tokens[i] = f"[UNK:{text[a:b]}]"
-        return ids, tokens
+    def read(self, text: str, max_tokens: int | None = None) -> Row:
+        """tokenize's (ids, tokens, dropped) and where the head answers the sentence (Trajectory.guess_at; see
+        Reader.text)."""
+        return self.reader.text(text, max_tokens)
 
     def trace(self, text_or_ids, max_tokens: int | None = None, *, program=None, batch_size: int = 64,
               batch_tokens: int | None = None, progress: bool = False) -> Trajectory | list[Trajectory]:
@@ -329,7 +283,7 @@ class Model(nn.Module):
         `progress`: a tqdm bar over the sentences."""
         if not items:
             raise InputError("nothing to trace: give a sentence")
-        rows = [self.read(x, max_tokens) if isinstance(x, str) else self._ids_row(x) for x in items]
+        rows = [self.read(x, max_tokens) if isinstance(x, str) else self.reader.ids(x) for x in items]
         texts = [x if isinstance(x, str) else "" for x in items]
         batches = length_batches([len(r[0]) for r in rows], batch_size, batch_tokens or self.batch_tokens)
         steps, meta = self._steps(program), self._meta(program)
@@ -384,19 +338,6 @@ class Model(nn.Module):
         return meta
 
     # ---- helpers ---------------------------------------------------------------------
-    def _ids_row(self, ids) -> tuple[list[int], list[str], int, int | None]:
-        ids = [int(i) for i in (ids.tolist() if torch.is_tensor(ids) else ids)]
-        if not ids:
-            raise InputError("no token ids given")
-        bad = [i for i in ids if not 0 <= i < self.config.vocab_size]
-        if bad:
-            raise InputError(f"token ids {bad[:5]} are outside the vocabulary (size {self.config.vocab_size})")
-        if len(ids) > self.max_tokens():
-            raise InputError(f"{len(ids)} tokens exceed this model's limit of {self.max_tokens()}")
-        vocab = self.tokenizer.id_to_token if self.tokenizer else str
-        tokens = [vocab(i) for i in ids]
-        return ids, tokens, 0, self._guess_at(tokens)
-
     def _as_batch(self, token_ids):
         """One id list/1-D tensor, or a batch of them, to padded ids [B, T] and the attention_mask [B, T] (True
         on real tokens, False on padding; for a list, None when its rows need no padding)."""
@@ -404,7 +345,7 @@ class Model(nn.Module):
             ids = token_ids.to(self.device)
             return ids, ids != self.config.pad_id, False
         single = _is_id_list(token_ids)
-        rows = [self._ids_row(token_ids)[0]] if single else [self._ids_row(r)[0] for r in token_ids]
+        rows = [self.reader.ids(r)[0] for r in ([token_ids] if single else token_ids)]
         T = max(map(len, rows))
         ids = torch.full((len(rows), T), self.config.pad_id, dtype=torch.long)
         attention_mask = torch.zeros((len(rows), T), dtype=torch.bool)

@@ -25,7 +25,7 @@ from .. import analysis, lesson, orders, toy
 from ..checkpoint import NO_TOKENIZER, CheckpointError, available, default_pair, resolve
 from ..loading import load
 from ..milestones import Milestone, milestones
-from ..model import InputError
+from ..reading import InputError
 from ..schemes import SCHEMES
 from .compare import compare
 from .lab import convergence, toy_particles
