@@ -236,7 +236,17 @@ def verdicts(diffs: list[dict]) -> str:
 
 
 def finding(race: list[RaceRun]) -> str:
-    """The order's answer in one sentence for a class (lesson step 5): control − Strang, as its interval allows."""
+    """The order's answer for a class (lesson step 5): control − Strang as its interval allows, then the split FFN's
+    (Transformer − control) where its interval over seeds says which way."""
+    d = difference(race, "lie-trotter", CONTROL)
+    said = outcome(d) if d else "no pair"
+    split = "" if said not in ("a", "b") else (
+        f" The Transformer {'trails' if said == 'b' else 'leads'} the control (Transformer − control {_measured(d)}): "
+        f"splitting the FFN into two halves {'helps' if said == 'b' else 'hurts'}.")
+    return _order_finding(race) + split
+
+
+def _order_finding(race: list[RaceRun]) -> str:
     question = ("Does Macaron's order matter? The lab's race (section 4) ran its sub-layers in the Transformer's order "
                 "(the control): ")
     d = difference(race, CONTROL, REFERENCE)
