@@ -1,6 +1,6 @@
 """What a model reads: text or token ids to a row (ids, display tokens, tokens dropped, where the head answers).
 
-A row is what `Model.read` returns and what a Trajectory is built from; every message here is written for the
+A row is what `Model.read` returns and what a Trajectory is built from; an InputError's message is written for the
 person who typed the text.
 """
 from __future__ import annotations
