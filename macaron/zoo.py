@@ -33,6 +33,7 @@ from .schemes import SCHEMES, get_scheme
 from .train.evaluate import Scores, bootstrap_difference
 
 RACE = PRETRAINED / "race"
+BASELINE = "lie-trotter"  # the Transformer
 REFERENCE = "strang"
 CONTROL = "lie-trotter-halves"
 
@@ -120,9 +121,9 @@ def difference(race: list[RaceRun], a: str, b: str) -> dict | None:
 def comparisons(race: list[RaceRun]) -> list[tuple[str, str]]:
     """The race's questions: Lie–Trotter − Strang (the seed paper's claim), control − Strang (the order alone),
     Lie–Trotter − control (the split FFN alone), then every other scheme − Strang."""
-    first = [("lie-trotter", REFERENCE), (CONTROL, REFERENCE), ("lie-trotter", CONTROL)]
+    first = [(BASELINE, REFERENCE), (CONTROL, REFERENCE), (BASELINE, CONTROL)]
     present = list(dict.fromkeys(r.scheme for r in race))
-    return first + [(s, REFERENCE) for s in present if s not in ("lie-trotter", CONTROL, REFERENCE)]
+    return first + [(s, REFERENCE) for s in present if s not in (BASELINE, CONTROL, REFERENCE)]
 
 
 def differences(race: list[RaceRun]) -> list[dict]:
@@ -238,7 +239,7 @@ def verdicts(diffs: list[dict]) -> str:
 def finding(race: list[RaceRun]) -> str:
     """The order's answer for a class (lesson step 5): control − Strang as its interval allows, then the split FFN's
     (Transformer − control) where its interval over seeds says which way."""
-    d = difference(race, "lie-trotter", CONTROL)
+    d = difference(race, BASELINE, CONTROL)
     said = outcome(d) if d else "no pair"
     split = "" if said not in ("a", "b") else (
         f" The Transformer {'trails' if said == 'b' else 'leads'} the control (Transformer − control {_measured(d)}): "

@@ -174,10 +174,12 @@ def test_the_lessons_sentence_says_no_more_than_the_control_interval_over_seeds(
     root, losses, _ = race
     runs = zoo.runs(root)
 
-    def interval(shift):  # control − Strang over the three seeds, with Strang's losses moved by `shift`
-        d = [losses["lie-trotter-halves", s][0] - losses["strang", s][0] - shift for s in range(3)]
+    def t95(d):  # mean and 95 % t-interval over the three seeds
         half = T975[2] * np.std(d, ddof=1) / math.sqrt(3)
         return np.mean(d), np.mean(d) - half, np.mean(d) + half
+
+    def interval(shift):  # control − Strang, with Strang's losses moved by `shift`
+        return t95([losses["lie-trotter-halves", s][0] - losses["strang", s][0] - shift for s in range(3)])
 
     def moved(shift):
         return [dataclasses.replace(r, loss=r.loss + shift) if r.scheme == "strang" else r for r in runs]
@@ -192,15 +194,13 @@ def test_the_lessons_sentence_says_no_more_than_the_control_interval_over_seeds(
     assert interval(0.0)[1] < 0 < interval(0.0)[2] and interval(-0.5)[1] > 0 and interval(0.5)[2] < 0
     for shift in (0.0, 0.5, -0.5):  # the split FFN (Transformer − control), recomputed, said only where it has a side
         moved_lt = [dataclasses.replace(r, loss=r.loss + shift) if r.scheme == "lie-trotter" else r for r in runs]
-        d = [losses["lie-trotter", s][0] + shift - losses["lie-trotter-halves", s][0] for s in range(3)]
-        half = T975[2] * np.std(d, ddof=1) / math.sqrt(3)
-        lo, hi = np.mean(d) - half, np.mean(d) + half
+        mean, lo, hi = t95([losses["lie-trotter", s][0] + shift - losses["lie-trotter-halves", s][0] for s in range(3)])
         said = zoo.finding(moved_lt)
         assert ("trails the control" in said and "halves helps" in said) == (lo > 0)
         assert ("leads the control" in said and "halves hurts" in said) == (hi < 0)
         assert ("Transformer − control" in said) == (not lo <= 0 <= hi)
         if not lo <= 0 <= hi:
-            assert all(_minus(x) in said for x in (np.mean(d), lo, hi))
+            assert all(_minus(x) in said for x in (mean, lo, hi))
     assert "not yet an answer" in zoo.finding([r for r in runs if r.seed == 0])
     assert "no seed with both" in zoo.finding([r for r in runs if r.scheme != "lie-trotter-halves"])
     assert "no answer, its figures are not finite" in zoo.finding(moved(float("nan")))
