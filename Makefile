@@ -135,9 +135,10 @@ publish-ode: setup
 #   make publish-race SEED=1 MODELS=transformer-mini,transformer-halves-mini   (SHIP=transformer-halves-mini: whole)
 SEED     ?= 0
 MODELS   ?= macaron-mini,transformer-halves-mini
+TOKENS   ?= 20e6
 comma    := ,
-RACE_RUN  = $(CACHE)/runs/race/seed-$(SEED)/$(subst $(comma),+,$(MODELS))
-RACE      = --models $(MODELS) $(subst --tokens 40e6,--tokens 20e6,$(subst --keep-every 250 ,,$(RECIPE))) \
+RACE_RUN  = $(CACHE)/runs/race/$(TOKENS)/seed-$(SEED)/$(subst $(comma),+,$(MODELS))
+RACE      = --models $(MODELS) $(subst --tokens 40e6,--tokens $(TOKENS),$(subst --keep-every 250 ,,$(RECIPE))) \
             --seed $(SEED) --run-dir $(RACE_RUN) --out $(RACE_RUN)/models
 
 race: setup data
