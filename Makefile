@@ -133,11 +133,14 @@ publish-ode: setup
 # seed's schemes see the same stream in whichever run they train: two at a time, in the pairs the plan names.
 #   make race SEED=1 MODELS=transformer-mini,transformer-halves-mini      then, once its log says saved:
 #   make publish-race SEED=1 MODELS=transformer-mini,transformer-halves-mini   (SHIP=transformer-halves-mini: whole)
+# A longer race (issue 61): TOKENS=60e6 on both commands; its run and its stored curves get folders of their own.
 SEED     ?= 0
 MODELS   ?= macaron-mini,transformer-halves-mini
 TOKENS   ?= 20e6
 comma    := ,
 RACE_RUN  = $(CACHE)/runs/race/$(TOKENS)/seed-$(SEED)/$(subst $(comma),+,$(MODELS))
+# the 20 M runs are stored in pretrained/race/seed-<s>/, runs of another budget under pretrained/race/<tokens>/
+RACE_BUDGET = $(if $(filter 20e6,$(TOKENS)),,$(TOKENS)/)
 RACE      = --models $(MODELS) $(subst --tokens 40e6,--tokens $(TOKENS),$(subst --keep-every 250 ,,$(RECIPE))) \
             --seed $(SEED) --run-dir $(RACE_RUN) --out $(RACE_RUN)/models
 
@@ -146,7 +149,7 @@ race: setup data
 	  $(if $(wildcard $(RACE_RUN)/checkpoint/state.json $(RACE_RUN)/checkpoint.old/state.json),--resume,)
 
 publish-race: setup
-	$(BIN)/python -m macaron.train.publish $(RACE_RUN) --race pretrained/race/seed-$(SEED) --ship "$(SHIP)"
+	$(BIN)/python -m macaron.train.publish $(RACE_RUN) --race pretrained/race/$(RACE_BUDGET)seed-$(SEED) --ship "$(SHIP)"
 
 # Every figure the README gives for the published ODE pair: the held-out rows with the bootstrap difference, the
 # refinement change (n = 2, 4, 8) and the long-time clustering to 16 T (the orders: publish-ode saved them).
