@@ -4,7 +4,8 @@
     python -m macaron dynamics --model A [--model B] [--sentences FILE] --out DIR
     python -m macaron lesson --out lesson.html [--model T --model M] [--learning NAME] [--present]
     python -m macaron list
-    python -m macaron zoo [--json|--markdown]  the race of splitting schemes (issue 47), from the stored curves
+    python -m macaron zoo [--json|--markdown]  the race of splitting schemes, from the stored curves
+    python -m macaron zoo --path [A,B]         one gap along training (default: the Transformer − the control)
 """
 from __future__ import annotations
 
@@ -169,6 +170,9 @@ def main(argv=None) -> int:
     zo.add_argument("--json", action="store_true", help='print {"runs": [...], "differences": [...]}')
     zo.add_argument("--markdown", action="store_true", help="the README's tables of runs and differences")
     zo.add_argument("--root", type=Path, default=None, help="the race's folder (default pretrained/race)")
+    zo.add_argument("--path", nargs="?", const="lie-trotter,lie-trotter-halves", default=None, metavar="A,B",
+                    help="the gap A − B at every evaluation and aligned at the plateau exits (default: the Transformer "
+                         "and the control); with --json as JSON")
     args = parser.parse_args(argv)
     if args.command == "list":
         print("\n".join(available()) or "no shipped models in pretrained/")
@@ -182,8 +186,14 @@ def main(argv=None) -> int:
 
 def zoo(args) -> int:
     from . import zoo as race
+    from .schemes import get_scheme
 
     runs = race.runs(args.root)
+    if args.path:
+        a, _, b = args.path.partition(",")
+        found = race.paths(runs, get_scheme(a).name, get_scheme(b).name)
+        print(json.dumps(found, indent=1) if args.json else race.path_report(found))
+        return 0
     print(race.as_json(runs) if args.json else race.markdown(runs) if args.markdown else race.report(runs))
     return 0
 

@@ -5,16 +5,19 @@ six layers of the control, Lie–Trotter with G in halves, are (F ½G ½G)×6, t
 one half-FFN moved from the first place to the last. Training Lie–Trotter (the Transformer), Strang (the Macaron) and
 the control on the same batches, seed by seed, separates the order from the split FFN.
 
-Each run's curve and card are stored in `pretrained/race/seed-<s>/<model>/` (metrics.jsonl, training.json with the
-held-out loss of every validation sequence); this module reads them, never typed-in figures:
+Each run's curve and card are stored in `pretrained/race/seed-<s>/<model>/` (20 M tokens) or
+`pretrained/race/<tokens>/seed-<s>/<model>/` (another budget: metrics.jsonl, training.json with the held-out loss
+of every validation sequence); this module reads them, never typed-in figures:
 
-    python -m macaron zoo            the runs and the paired differences
+    python -m macaron zoo            the runs and the paired differences, budget by budget
     python -m macaron zoo --json     {"runs": [...], "differences": [...]}
+    python -m macaron zoo --path     the gap between the Transformer and the control at every evaluation
 
 A difference a − b is the held-out loss of scheme a minus that of b (nats per masked token; > 0: b is better),
 paired within a seed (the same initial draw of the generator, batches, masks and order), as a mean over seeds with
 a Student t-interval, and per seed with a bootstrap interval over validation sequences, which says nothing about
-seed-to-seed spread.
+seed-to-seed spread. Runs are paired only at equal budgets: the learning rate decays to 0 at the end of the budget,
+so a 60 M-token run at 20 M tokens is not a 20 M-token run.
 """
 from __future__ import annotations
 
@@ -44,6 +47,7 @@ class RaceRun:
 
     scheme: str                 # registry name (macaron.schemes)
     seed: int
+    budget: int                 # the tokens it was planned for, to the million (its schedule's end)
     tokens: int
     parameters: int
     loss: float                 # held-out, nats per masked token, at the end
@@ -71,7 +75,8 @@ def read_run(folder: Path) -> RaceRun:
         evals = list({r["step"]: r for r in read_metrics(Path(folder) / "metrics.jsonl")  # a resumed run's last
                       if r.get("type") == "eval" and "context_effect" in r}.values())       # evaluation, once
         curve = {k: [r[k] for r in evals] for k in ("step", "tokens", "loss", "accuracy", "context_effect")}
-        return RaceRun(get_scheme(cfg["scheme"]).name, int(facts["seed"]), int(facts["tokens"]),
+        budget = int(round(facts.get("budget_tokens", facts["tokens"]), -6))
+        return RaceRun(get_scheme(cfg["scheme"]).name, int(facts["seed"]), budget, int(facts["tokens"]),
                        int(facts["parameters"]), float(final["loss"]), float(final["accuracy"]),
                        float(final["context_effect"]), stages(evals, final["context_effect"]).get("plateau"),
                        bool(cfg.get("shared", False)), bool(cfg.get("tied_halves", False)),
@@ -83,10 +88,76 @@ def read_run(folder: Path) -> RaceRun:
 
 
 def runs(root: Path | None = None) -> list[RaceRun]:
-    """Every stored run under root/seed-<s>/<model>/ (default RACE), by scheme (registry order), then seed."""
-    found = [read_run(f.parent) for f in Path(root or RACE).glob("seed-*/*/" + FACTS)]
+    """Every stored run under root (default RACE), by budget, then scheme (registry order), then seed."""
+    found = [read_run(f.parent) for f in Path(root or RACE).rglob(FACTS)]
     order = list(SCHEMES)
-    return sorted(found, key=lambda r: (order.index(r.scheme) if r.scheme in order else len(order), r.seed))
+    return sorted(found, key=lambda r: (r.budget, order.index(r.scheme) if r.scheme in order else len(order), r.seed))
+
+
+def budgets(race: list[RaceRun]) -> list[int]:
+    return sorted({r.budget for r in race})
+
+
+def at(race: list[RaceRun], budget: int) -> list[RaceRun]:
+    return [r for r in race if r.budget == budget]
+
+
+def principal(race: list[RaceRun]) -> list[RaceRun]:
+    """The runs of the budget most runs share (the race proper, 20 M tokens): what the class is told first."""
+    return at(race, max(budgets(race), key=lambda b: (len(at(race, b)), -b))) if race else []
+
+
+EXIT_NATS = 1.0  # a run has left the word-count plateau at its first evaluation with this context effect (issue 61)
+
+
+def exit_step(r: RaceRun) -> int | None:
+    """The step of the run's first evaluation with a context effect of EXIT_NATS or more (None: never)."""
+    return next((s for s, c in zip(r.curve["step"], r.curve["context_effect"]) if c >= EXIT_NATS), None)
+
+
+def paths(race: list[RaceRun], a: str = BASELINE, b: str = CONTROL) -> list[dict]:
+    """loss(a) − loss(b) along training, for each budget and seed where both ran: at every evaluation both made (a
+    seed's runs see the same batches, so a step is the same tokens for both), and aligned at each run's plateau exit
+    (exit_step): the difference k steps after a's exit against k steps after b's."""
+    by = {(r.scheme, r.seed, r.budget): r for r in race}
+    out = []
+    for (scheme, seed, budget), ra in by.items():
+        rb = by.get((b, seed, budget))
+        if scheme != a or rb is None:
+            continue
+        la = dict(zip(ra.curve["step"], ra.curve["loss"]))
+        lb = dict(zip(rb.curve["step"], rb.curve["loss"]))
+        steps = [s for s in ra.curve["step"] if s in lb]
+        tokens = dict(zip(ra.curve["step"], ra.curve["tokens"]))
+        exits = [exit_step(ra), exit_step(rb)]
+        after = [] if None in exits else [s - exits[0] for s in ra.curve["step"]
+                                          if s >= exits[0] and s - exits[0] + exits[1] in lb]
+        out.append({"a": a, "b": b, "seed": seed, "budget": budget, "step": steps,
+                    "tokens": [tokens[s] for s in steps], "difference": [la[s] - lb[s] for s in steps],
+                    "exit": exits, "exit_tokens": [tokens.get(e) if e is not None else None for e in exits],
+                    "after": after, "aligned": [la[exits[0] + k] - lb[exits[1] + k] for k in after]})
+    return out
+
+
+def path_report(found: list[dict]) -> str:
+    """The gap's paths as text (python -m macaron zoo --path): each pair's difference at every evaluation, then
+    aligned at the two runs' plateau exits."""
+    if not found:
+        return "no seed and budget where both schemes ran"
+    lines = []
+    for p in found:
+        exits = " and ".join("never" if e is None else f"step {e:,}" for e in p["exit"])
+        lines += [f"{p['a']} − {p['b']}, seed {p['seed']}, {millions(p['budget'])} tokens "
+                  f"(plateau exits, context effect ≥ {EXIT_NATS:g} nat: {exits})",
+                  f"{'step':>7} {'tokens':>11} {'a − b':>7}   {'after exit':>10} {'a − b':>7}"]
+        rows = max(len(p["step"]), len(p["after"]))
+        for i in range(rows):
+            left = (f"{p['step'][i]:>7,} {p['tokens'][i]:>11,} {_signed(p['difference'][i]):>7}"
+                    if i < len(p["step"]) else " " * 27)
+            right = f"   {p['after'][i]:>10,} {_signed(p['aligned'][i]):>7}" if i < len(p["after"]) else ""
+            lines.append((left + right).rstrip())
+        lines.append("")
+    return "\n".join(lines).rstrip()
 
 
 def bootstrap(a: RaceRun, b: RaceRun) -> list[float]:
@@ -103,8 +174,10 @@ def _bootstrap(a_loss: tuple, b_loss: tuple, targets: tuple) -> tuple:
 
 
 def difference(race: list[RaceRun], a: str, b: str) -> dict | None:
-    """loss(a) − loss(b) paired by seed: the mean over seeds with its 95 % t-interval (two seeds or more), and each
-    seed's own difference with its bootstrap interval. None when no seed ran both."""
+    """loss(a) − loss(b) paired by seed among runs of one budget: the mean over seeds with its 95 % t-interval (two
+    seeds or more), and each seed's own difference with its bootstrap interval. None when no seed ran both."""
+    if len(budgets(race)) > 1:
+        raise ValueError(f"runs of budgets {budgets(race)}: pair them one budget at a time (zoo.at)")
     by = {(r.scheme, r.seed): r for r in race}
     seeds = sorted(s for (name, s) in by if name == a and (b, s) in by)
     if not seeds:
@@ -113,7 +186,7 @@ def difference(race: list[RaceRun], a: str, b: str) -> dict | None:
                 for s in seeds]
     d = np.array([p["difference"] for p in per_seed])
     half = float(stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))) if len(d) > 1 else None
-    return {"a": a, "b": b, "seeds": len(d), "mean": float(d.mean()),
+    return {"a": a, "b": b, "budget": race[0].budget, "seeds": len(d), "mean": float(d.mean()),
             "t95": [float(d.mean()) - half, float(d.mean()) + half] if half is not None else None,
             "per_seed": per_seed}
 
@@ -127,22 +200,30 @@ def comparisons(race: list[RaceRun]) -> list[tuple[str, str]]:
 
 
 def differences(race: list[RaceRun]) -> list[dict]:
-    return [d for a, b in comparisons(race) if (d := difference(race, a, b))]
+    """Every question's paired difference, budget by budget (shortest first)."""
+    return [d for budget in budgets(race) for a, b in comparisons(at(race, budget))
+            if (d := difference(at(race, budget), a, b))]
 
 
-def spread(race: list[RaceRun]) -> dict[str, dict]:
-    """Each scheme's held-out loss over seeds: mean, standard deviation (two seeds or more) and count."""
+def spread(race: list[RaceRun]) -> dict[tuple[str, int], dict]:
+    """Each scheme's held-out loss over seeds at each budget: mean, standard deviation (two seeds or more), count."""
     out = {}
-    for s in dict.fromkeys(r.scheme for r in race):
-        losses = np.array([r.loss for r in race if r.scheme == s])
-        out[s] = {"mean": float(losses.mean()), "sd": float(losses.std(ddof=1)) if len(losses) > 1 else None,
-                  "seeds": len(losses)}
+    for key in dict.fromkeys((r.scheme, r.budget) for r in race):
+        losses = np.array([r.loss for r in race if (r.scheme, r.budget) == key])
+        out[key] = {"mean": float(losses.mean()), "sd": float(losses.std(ddof=1)) if len(losses) > 1 else None,
+                    "seeds": len(losses)}
     return out
 
 
-def label(d: dict) -> str:
-    """A paired difference as readers see it: the schemes' short names, "Lie–Trotter − Strang–Marchuk"."""
-    return f"{get_scheme(d['a']).short} − {get_scheme(d['b']).short}"
+def millions(tokens: float) -> str:
+    return f"{tokens / 1e6:.0f} M"
+
+
+def label(d: dict, budget: bool = False) -> str:
+    """A paired difference as readers see it: the schemes' short names, "Lie–Trotter − Strang–Marchuk" (", 60 M
+    tokens" after it where several budgets are shown)."""
+    return f"{get_scheme(d['a']).short} − {get_scheme(d['b']).short}" + (f", {millions(d['budget'])} tokens"
+                                                                        if budget else "")
 
 
 def _each_seed(d: dict) -> str:
@@ -158,39 +239,39 @@ def _interval(x: list[float] | None) -> str:
 
 
 def report(race: list[RaceRun]) -> str:
-    """The race as text: one line a run, each scheme's spread, then the paired differences."""
+    """The race as text: one line a run, each scheme's spread, then the paired differences, budget by budget."""
     if not race:
         return f"no race runs stored in {RACE} (docs/training-notes.md, 'The race', says how to train them)"
-    lines = [f"{'scheme':<20} {'seed':>4} {'tokens':>11} {'parameters':>11} {'loss':>7} {'accuracy':>8} "
+    lines = [f"{'scheme':<20} {'seed':>4} {'budget':>6} {'tokens':>11} {'parameters':>11} {'loss':>7} {'accuracy':>8} "
              f"{'context':>8} {'plateau':>8}"]
     for r in race:
         plateau = "–" if r.plateau_step is None else f"{r.plateau_step:,}"
-        lines.append(f"{r.scheme:<20} {r.seed:>4} {r.tokens:>11,} {r.parameters:>11,} {r.loss:>7.4f} "
-                     f"{r.accuracy:>8.4f} {r.context_effect:>+8.3f} {plateau:>8}")
+        lines.append(f"{r.scheme:<20} {r.seed:>4} {millions(r.budget):>6} {r.tokens:>11,} {r.parameters:>11,} "
+                     f"{r.loss:>7.4f} {r.accuracy:>8.4f} {r.context_effect:>+8.3f} {plateau:>8}")
     lines += ["", "held-out loss over seeds (nats): " + "; ".join(
-        f"{s} {v['mean']:.4f}" + (f" ± {v['sd']:.4f} sd" if v["sd"] is not None else "") + f" ({v['seeds']})"
-        for s, v in spread(race).items())]
-    lines += ["", "paired differences, loss(a) − loss(b), nats (> 0: b is better)"]
+        f"{s} at {millions(b)} {v['mean']:.4f}" + (f" ± {v['sd']:.4f} sd" if v["sd"] is not None else "")
+        + f" ({v['seeds']})" for (s, b), v in spread(race).items())]
+    lines += ["", "paired differences at equal budgets, loss(a) − loss(b), nats (> 0: b is better)"]
     for d in differences(race):
         seeds = ", ".join(f"seed {p['seed']} {_signed(p['difference'], 4)} {_interval(p['bootstrap95'])}"
                           for p in d["per_seed"])
-        lines.append(f"{d['a']} − {d['b']}: mean {_signed(d['mean'], 4)}, 95 % t-interval {_interval(d['t95'])} over "
-                     f"{d['seeds']} seed(s); {seeds}")
+        lines.append(f"{millions(d['budget'])}: {d['a']} − {d['b']}: mean {_signed(d['mean'], 4)}, 95 % t-interval "
+                     f"{_interval(d['t95'])} over {d['seeds']} seed(s); {seeds}")
     return "\n".join(lines)
 
 
 def markdown(race: list[RaceRun]) -> str:
-    """The README's race: a table with one row a run, one with a row a paired difference, then each difference's
-    verdict (python -m macaron zoo --markdown)."""
+    """The README's race: a table with one row a run, one with a row a paired difference (runs of equal budgets),
+    then each difference's verdict (python -m macaron zoo --markdown)."""
     diffs = differences(race)
-    lines = ["| scheme | model | seed | held-out loss | accuracy | context effect | left the plateau after step |",
-             "|---|---|---|---|---|---|---|"]
-    lines += [f"| {SCHEMES[r.scheme].title} | {r.name} | {r.seed} | {r.loss:.4f} | {100 * r.accuracy:.2f} % | "
-              f"{_signed(r.context_effect)} nats | {'–' if r.plateau_step is None else f'{r.plateau_step:,}'} |"
-              for r in race]
-    lines += ["", "| difference (nats) | seeds | mean | 95 % t-interval | each seed, 95 % bootstrap interval |",
-              "|---|---|---|---|---|"]
-    lines += [f"| {label(d)} | {d['seeds']} | {_signed(d['mean'])} | "
+    lines = ["| scheme | model | seed | budget (tokens) | held-out loss | accuracy | context effect | "
+             "left the plateau after step |", "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {SCHEMES[r.scheme].title} | {r.name} | {r.seed} | {millions(r.budget)} | {r.loss:.4f} | "
+              f"{100 * r.accuracy:.2f} % | {_signed(r.context_effect)} nats | "
+              f"{'–' if r.plateau_step is None else f'{r.plateau_step:,}'} |" for r in race]
+    lines += ["", "| difference (nats) | budget (tokens) | seeds | mean | 95 % t-interval | "
+              "each seed, 95 % bootstrap interval |", "|---|---|---|---|---|---|"]
+    lines += [f"| {label(d)} | {millions(d['budget'])} | {d['seeds']} | {_signed(d['mean'])} | "
               f"{_interval(d['t95'])} | " + "; ".join(f"{p['seed']}: {_signed(p['difference'])} "
                                                       f"{_interval(p['bootstrap95'])}" for p in d["per_seed"]) + " |"
               for d in diffs]
@@ -216,29 +297,32 @@ def _measured(d: dict) -> str:
     return f"{_signed(d['mean'])} nats, 95 % interval {_interval(d['t95'])} over {d['seeds']} seeds"
 
 
-def verdict(d: dict) -> str:
-    """One sentence on a paired difference, no stronger than its interval over seeds allows."""
+def verdict(d: dict, budget: bool = False) -> str:
+    """One sentence on a paired difference, no stronger than its interval over seeds allows (its budget named where
+    several are shown)."""
     said = outcome(d)
     if said == "one seed":
-        return (f"{label(d)}: {_signed(d['mean'])} nats on one seed (bootstrap over validation sequences "
+        return (f"{label(d, budget)}: {_signed(d['mean'])} nats on one seed (bootstrap over validation sequences "
                 f"{_interval(d['per_seed'][0]['bootstrap95'])}); that interval says nothing about another draw of the "
                 f"weights and batches, so this is not yet a difference between the schemes.")
     if said == "unknown":
-        return f"{label(d)}: no answer; its figures are not finite ({_measured(d)})."
+        return f"{label(d, budget)}: no answer; its figures are not finite ({_measured(d)})."
     if said == "none":
-        return (f"{label(d)}: no difference found over seeds ({_measured(d)}, which holds 0; "
+        return (f"{label(d, budget)}: no difference found over seeds ({_measured(d)}, which holds 0; "
                 f"each seed: {_each_seed(d)}).")
-    return f"{label(d)}: {_measured(d)}: {get_scheme(d[said]).short} is the better here."
+    return f"{label(d, budget)}: {_measured(d)}: {get_scheme(d[said]).short} is the better here."
 
 
 def verdicts(diffs: list[dict]) -> str:
     """Every difference's verdict as a Markdown list: the lab's section 4 and the README under its tables."""
-    return "\n".join(f"- {verdict(d)}" for d in diffs)
+    several = len({d["budget"] for d in diffs}) > 1
+    return "\n".join(f"- {verdict(d, several)}" for d in diffs)
 
 
 def finding(race: list[RaceRun]) -> str:
     """The order's answer for a class (lesson step 5): control − Strang as its interval allows, then the split FFN's
-    (Transformer − control) where its interval over seeds says which way."""
+    (Transformer − control) where its interval over seeds says which way; on the budget most runs share."""
+    race = principal(race)
     d = difference(race, BASELINE, CONTROL)
     said = outcome(d) if d else "no pair"
     split = "" if said not in ("a", "b") else (
@@ -266,7 +350,9 @@ def _order_finding(race: list[RaceRun]) -> str:
 
 def findings(race: list[RaceRun]) -> str:
     """The race's three questions in one short paragraph for the teacher (a printed page holds it): each paired
-    difference with its interval, and the conditions; the lab's section 4 has every scheme."""
+    difference with its interval, and the conditions, on the budget most runs share; the lab's section 4 has every
+    scheme and budget."""
+    race = principal(race)
     said = []
     for d in differences(race)[:3]:
         said.append(f"{label(d)} {_signed(d['mean'])} nats" + (

@@ -238,9 +238,13 @@ def test_section_4_draws_the_stored_race_and_says_what_it_shows(monkeypatch):
     stored = zoo.runs()
     lab = _lab()
     assert not lab.exception and any(h.value.startswith("4 ·") for h in lab.header)
-    specs = [json.loads(c.proto.spec) for c in lab.get("plotly_chart")[-2:]]
+    specs = [json.loads(c.proto.spec) for c in lab.get("plotly_chart")[-3:]]
     assert specs[0]["layout"]["xaxis"]["title"]["text"] == "tokens seen (millions)"
-    assert len([t for t in specs[0]["data"] if t.get("mode") == "lines"]) == len({r.scheme for r in stored})
+    assert len([t for t in specs[0]["data"] if t.get("mode") == "lines"]) == len({(r.scheme, r.budget)
+                                                                                  for r in stored})
+    paths = zoo.paths(stored)  # the Transformer − control gap: each seed's path in both panels
+    assert paths and len([t for t in specs[2]["data"] if t.get("mode") == "lines"]) == 2 * len(paths)
+    assert "Does the split FFN's lead last?" in [h.value for h in lab.subheader]
     verdicts = [zoo.verdict(d) for d in zoo.differences(stored)]
     assert verdicts and all(v in " ".join(m.value for m in lab.markdown) for v in verdicts)
     assert len(lab.dataframe[-1].value) == len(stored)

@@ -22,19 +22,24 @@ def _minus(x):
     return f"{x:+.3f}".replace("-", "−")
 
 
-def write_run(root, seed, name, seq_loss, targets, effects, parameters=5_000_000):
-    """A race run as pretrain writes it: training.json (final figures with per-sequence losses) and metrics.jsonl."""
-    folder = root / f"seed-{seed}" / name
+def write_run(root, seed, name, seq_loss, targets, effects, parameters=5_000_000, budget=None, curve=None):
+    """A race run as pretrain writes it: training.json (final figures with per-sequence losses) and metrics.jsonl;
+    a 20 M run in root/seed-<s>/<name>, another budget's in root/<budget>/seed-<s>/<name>. curve: its held-out losses
+    at the evaluations (every 250 steps, 500,000 tokens apart), one a context effect."""
+    folder = (root if budget is None else root / str(budget)) / f"seed-{seed}" / name
     folder.mkdir(parents=True)
     loss = float(np.sum(seq_loss) / np.sum(targets))
     final = {"loss": loss, "accuracy": 0.4 + seed / 100, "context_effect": effects[-1],
              "seq_loss": [float(x) for x in seq_loss], "seq_targets": [int(x) for x in targets]}
     facts = {"config": {"scheme": SCHEME_OF[name], "name": name, "shared": False, "tied_halves": False,
                          "n_layers": 6, "d_model": 64, "norm": "post"},
-             "seed": seed, "tokens": 20_000_000 + seed, "parameters": parameters, "final": final}
+             "seed": seed, "tokens": (budget or 20_000_000) + seed, "parameters": parameters, "final": final}
+    if budget is not None:
+        facts["budget_tokens"] = budget + 3 * seed
     (folder / "training.json").write_text(json.dumps(facts))
-    rows = [{"type": "eval", "step": 250 * i, "tokens": 500_000 * i, "loss": 7 - i / 4, "accuracy": 0.1,
-             "context_effect": e} for i, e in enumerate(effects)]
+    curve = [7 - i / 4 for i in range(len(effects))] if curve is None else curve
+    rows = [{"type": "eval", "step": 250 * i, "tokens": 500_000 * i, "loss": x, "accuracy": 0.1,
+             "context_effect": e} for i, (x, e) in enumerate(zip(curve, effects))]
     rows.insert(1, {"type": "train", "step": 10, "tokens": 20_000, "loss": 9.0})
     (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"type": "ev')  # half a line
     return loss
@@ -65,11 +70,12 @@ def test_zoo_json_lists_each_run_from_its_stored_files(race, capsys):
     runs = {(r["scheme"], r["seed"]): r for r in out["runs"]}
     assert set(runs) == {("lie-trotter", s) for s in range(3)} | {("strang", s) for s in range(3)} | \
         {("lie-trotter-halves", s) for s in range(3)} | {("unsplit", 2)}
-    keys = {"scheme", "seed", "tokens", "parameters", "loss", "accuracy", "context_effect", "plateau_step", "shared",
-            "tied_halves"}
+    keys = {"scheme", "seed", "budget", "tokens", "parameters", "loss", "accuracy", "context_effect", "plateau_step",
+            "shared", "tied_halves"}
     for (scheme, seed), r in runs.items():
         assert set(r) == keys
         assert r["loss"] == pytest.approx(losses[scheme, seed][0]) and r["tokens"] == 20_000_000 + seed
+        assert r["budget"] == 20_000_000
     # the last evaluation below 0.05 nats before the first at half the final effect
     assert runs["strang", 0]["plateau_step"] == 500 and runs["lie-trotter", 1]["plateau_step"] == 500
     assert runs["lie-trotter-halves", 0]["plateau_step"] == 250 and runs["unsplit", 2]["plateau_step"] == 0
@@ -114,9 +120,9 @@ def test_zoo_text_names_every_run_and_difference_and_says_when_there_is_none(rac
     assert len(runs) == 10 and len(strang) == 3
     for row in runs:  # each run's loss as the fixture wrote it
         scheme = get_scheme(SCHEME_OF[row[1]]).name
-        assert row[3] == f"{losses[scheme, int(row[2])][0]:.4f}"
+        assert row[3] == "20 M" and row[4] == f"{losses[scheme, int(row[2])][0]:.4f}"
     differences = tables[1].splitlines()[2:]
-    assert differences[0].startswith("| Lie–Trotter − Strang–Marchuk | 3 | +")
+    assert differences[0].startswith("| Lie–Trotter − Strang–Marchuk | 20 M | 3 | +")
     said = tables[2].splitlines()  # a verdict a difference, in the differences' order, as strong as its interval
     assert len(said) == len(differences) and all(s.startswith("- ") for s in said)
     assert said[0].startswith("- Lie–Trotter − Strang–Marchuk: +")
@@ -211,3 +217,99 @@ def test_the_lessons_sentence_says_no_more_than_the_control_interval_over_seeds(
         seeds = ", ".join(_minus(p["difference"]) for p in d["per_seed"])
         assert f"{_minus(d['mean'])} nats (seeds {seeds}; t-interval [{_minus(d['t95'][0])}, {_minus(d['t95'][1])}])" \
             in teacher
+
+
+@pytest.fixture
+def longer(race):
+    """The race fixture plus seed 0 of the Transformer and the control at 60 M tokens, with curves of their own: the
+    control leaves the plateau (context effect ≥ 1 nat) at step 500, the Transformer at step 1,000."""
+    root, losses, targets = race
+    rng = np.random.default_rng(11)
+    curves = {"transformer-mini": ([7.0, 6.6, 6.1, 5.5, 4.2, 3.9, 3.8, 3.75], [0, 0.02, 0.4, 0.9, 1.3, 2.1, 2.6, 2.9]),
+              "transformer-halves-mini": ([7.0, 6.5, 5.2, 4.1, 3.95, 3.85, 3.78, 3.7],
+                                          [0, 0.3, 1.1, 1.8, 2.4, 2.8, 3.0, 3.1])}
+    for name, shift in (("transformer-mini", 0.05), ("transformer-halves-mini", 0.0)):
+        seq = rng.uniform(2.0, 3.0, size=40) * targets + shift * targets
+        write_run(root, 0, name, seq, targets, curves[name][1], budget=60_000_000, curve=curves[name][0])
+        losses[get_scheme(SCHEME_OF[name]).name, 0, 60] = float(seq.sum() / targets.sum())
+    return root, losses, curves
+
+
+def test_zoo_pairs_runs_only_at_equal_budgets(longer, capsys):
+    """A 60 M pair is its own difference (one seed); the 20 M differences are those of the 20 M runs alone."""
+    from macaron import zoo
+
+    root, losses, _ = longer
+    assert main(["zoo", "--json", "--root", str(root)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert sorted({r["budget"] for r in out["runs"]}) == [20_000_000, 60_000_000]
+    long = [d for d in out["differences"] if d["budget"] == 60_000_000]
+    assert [(d["a"], d["b"], d["seeds"]) for d in long] == [("lie-trotter", "lie-trotter-halves", 1)]
+    assert long[0]["mean"] == pytest.approx(losses["lie-trotter", 0, 60] - losses["lie-trotter-halves", 0, 60])
+    short = {(d["a"], d["b"]): d for d in out["differences"] if d["budget"] == 20_000_000}
+    lt = [losses["lie-trotter", s][0] - losses["lie-trotter-halves", s][0] for s in range(3)]
+    assert short["lie-trotter", "lie-trotter-halves"]["seeds"] == 3
+    assert short["lie-trotter", "lie-trotter-halves"]["mean"] == pytest.approx(sum(lt) / 3)
+    with pytest.raises(ValueError, match="one budget at a time"):
+        zoo.difference(zoo.runs(root), "lie-trotter", "lie-trotter-halves")
+    assert main(["zoo", "--markdown", "--root", str(root)]) == 0
+    tables = capsys.readouterr().out.split("\n\n")
+    rows = [r.split(" | ") for r in tables[1].splitlines()[2:]]
+    assert [r[1] for r in rows].count("60 M") == 1 and [r[1] for r in rows].count("20 M") == 4
+    said = tables[2].splitlines()  # several budgets: each verdict names its own
+    assert said[-1].startswith("- Lie–Trotter − Lie–Trotter, G halved, 60 M tokens: ") and "on one seed" in said[-1]
+    # the lesson's sentences stay on the budget most runs share
+    runs = zoo.runs(root)
+    assert zoo.finding(runs) == zoo.finding([r for r in runs if r.budget == 20_000_000])
+
+
+def test_zoo_path_is_each_evaluations_gap_and_the_gap_aligned_at_the_plateau_exits(longer, capsys):
+    """Recomputed from the fixture's curves: a − b at every evaluation, the exits at the first context effect of
+    1 nat, and the gap k steps after each run's own exit."""
+    root, _, curves = longer
+    assert main(["zoo", "--path", "--json", "--root", str(root)]) == 0
+    found = {(p["seed"], p["budget"]): p for p in json.loads(capsys.readouterr().out)}
+    assert set(found) == {(0, 20_000_000), (1, 20_000_000), (2, 20_000_000), (0, 60_000_000)}
+    p = found[0, 60_000_000]
+    (la, ea), (lb, eb) = curves["transformer-mini"], curves["transformer-halves-mini"]
+    assert p["step"] == [250 * i for i in range(8)] and p["tokens"] == [500_000 * i for i in range(8)]
+    assert p["difference"] == pytest.approx([x - y for x, y in zip(la, lb)])
+    ia, ib = next(i for i, e in enumerate(ea) if e >= 1), next(i for i, e in enumerate(eb) if e >= 1)
+    assert p["exit"] == [250 * ia, 250 * ib] == [1000, 500]
+    assert p["after"] == [250 * k for k in range(len(la) - ia)]
+    assert p["aligned"] == pytest.approx([la[ia + k] - lb[ib + k] for k in range(len(la) - ia)])
+    assert main(["zoo", "--path", "lie-trotter,strang", "--root", str(root)]) == 0
+    text = capsys.readouterr().out
+    assert "lie-trotter − strang, seed 2, 20 M tokens" in text and "60 M" not in text  # no 60 M Strang
+    assert main(["zoo", "--path", "lie-trotter,nonsense", "--root", str(root)]) == 2
+    assert "unknown scheme 'nonsense'" in capsys.readouterr().err
+
+
+def test_race_gap_figure_draws_each_path_and_marks_each_exit_on_it(longer):
+    """Valid Plotly; each budget's paths in both panels, the longer budget heavier; the exit markers lie on their
+    path at the exit's tokens, in each scheme's colour."""
+    import plotly.graph_objects as go
+
+    from macaron import plot, zoo
+    from macaron.plot import style
+    from test_plot import decoded
+
+    root, _, curves = longer
+    paths = zoo.paths(zoo.runs(root))
+    fig = go.Figure(plot.race_gaps(paths).to_dict())
+    lines = [d for d in fig.data if d.mode == "lines"]
+    assert len(lines) == 2 * len(paths)
+    named = {d.name for d in lines if d.showlegend is not False}
+    assert named == {"20 M tokens, seeds 0, 1, 2", "60 M tokens, seed 0"}
+    heavy = [d for d in lines if d.legendgroup == "60 M"]
+    assert all(d.line.width > max(x.line.width for x in lines if x.legendgroup == "20 M") for d in heavy)
+    np.testing.assert_allclose(decoded(heavy[0].y), [x - y for x, y in zip(*(curves[n][0] for n in curves))])
+    exits = {d.name: d for d in fig.data if d.mode == "markers"}
+    control = exits["Lie–Trotter, G halved leaves the plateau"]
+    assert control.marker.color == style.scheme_style("lie-trotter-halves").color
+    p = paths[-1]
+    assert (p["budget"], p["exit"][1]) == (60_000_000, 500)
+    assert decoded(control.x)[-1] == pytest.approx(1.0) and decoded(control.y)[-1] == pytest.approx(
+        p["difference"][p["step"].index(500)])
+    lo, hi = fig.layout.yaxis.range
+    assert lo < 0 < hi and all(lo <= y <= hi for q in paths for y in q["difference"] + q["aligned"])

@@ -545,7 +545,9 @@ def section_race() -> None:
     if diffs:
         st.plotly_chart(plot.race_differences(diffs, height=110 + 60 * len(diffs)), key="l_race_diffs", **CHART)
         st.markdown(zoo.verdicts(diffs))
-    st.dataframe([{"scheme": SCHEMES[r.scheme].title, "seed": r.seed, "tokens (M)": round(r.tokens / 1e6, 2),
+    section_gap(race)
+    st.dataframe([{"scheme": SCHEMES[r.scheme].title, "seed": r.seed, "budget": zoo.millions(r.budget),
+                   "tokens (M)": round(r.tokens / 1e6, 2),
                    "parameters": f"{r.parameters:,}", "held-out loss": round(r.loss, 4),
                    "accuracy": round(r.accuracy, 4), "context effect (nats)": round(r.context_effect, 3),
                    "left the plateau after step": r.plateau_step} for r in race], hide_index=True, width="stretch")
@@ -554,8 +556,27 @@ def section_race() -> None:
         "much that loss rises when each sequence's unmasked words are shuffled. A filled diamond is the mean "
         "difference over seeds with its 95 % Student t-interval; an open dot is one seed, with a 95 % bootstrap "
         "interval over validation sequences, which says nothing about another seed. Conditions: one corpus, the "
-        "6 × 256 post-LN minis' recipe (batch 16, 40 % masks, peak rate 1e-3, bf16 on a CPU), 20 M tokens each; "
-        "within a seed every scheme saw the same initial generator state, batches, masks and order.")
+        "6 × 256 post-LN minis' recipe (batch 16, 40 % masks, peak rate 1e-3, bf16 on a CPU), "
+        f"{' or '.join(zoo.millions(b) for b in zoo.budgets(race))} tokens a run, the learning rate decaying to 0 at "
+        "the end of each; within a seed every scheme saw the same initial generator state, batches, masks and order, "
+        "and runs are compared only at equal budgets.")
+
+
+def section_gap(race: list) -> None:
+    """Does the split FFN's lead last, or is it the later exit from the plateau? The Transformer − control gap along
+    training, at every budget run."""
+    paths = zoo.paths(race)
+    if not paths:
+        return
+    st.subheader("Does the split FFN's lead last?")
+    st.plotly_chart(plot.race_gaps(paths), key="l_race_gaps", **CHART)
+    state.explain(
+        f"The gap between the Transformer and the control (the same order, G whole or in two halves) at every "
+        f"evaluation of a seed's pair, which saw the same batches. A run has left the word-count plateau at its first "
+        f"evaluation with a context effect of {zoo.EXIT_NATS:g} nat or more (the markers); on the right each run is "
+        f"read that many steps after its own exit, so a gap that is only the later exit would fall to 0 there. The "
+        f"learning rate decays to 0 at the end of each run's budget: runs of different budgets are not one run "
+        f"stopped early.")
 
 
 def render() -> None:

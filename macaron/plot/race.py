@@ -1,5 +1,6 @@
-"""Figures of the race (macaron.zoo): held-out loss against tokens as a band over seeds per scheme, and the paired
-differences with their intervals. Runs and differences in, Plotly figures out; each scheme in its lab colour."""
+"""Figures of the race (macaron.zoo): held-out loss against tokens as a band over seeds per scheme, the paired
+differences with their intervals, and one gap along training. Runs and differences in, Plotly figures out; each
+scheme in its lab colour."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +8,7 @@ import numpy as np
 from .. import zoo
 from ..schemes import get_scheme
 from ..zoo import RaceRun
-from .style import GUIDE_COLOR, base_layout, figure, padded_range, scheme_style
+from .style import GUIDE_COLOR, base_layout, figure, padded_range, scheme_style, subplots_layout
 
 
 def _rgba(hex_color: str, alpha: float) -> str:
@@ -19,19 +20,21 @@ def curves(race: list[RaceRun], height: int = 440) -> object:
     """Held-out loss against tokens seen: per scheme the mean over its seeds (a line) inside the band from the
     lowest to the highest seed at each evaluation (shaded); a scheme of one seed is its one line."""
     data, top = [], []
-    for scheme in dict.fromkeys(r.scheme for r in race):
-        mine = [r for r in race if r.scheme == scheme]
+    several = len(zoo.budgets(race)) > 1
+    for scheme, budget in dict.fromkeys((r.scheme, r.budget) for r in race):
+        mine = [r for r in race if (r.scheme, r.budget) == (scheme, budget)]
         n = min(len(r.curve["loss"]) for r in mine)
         tokens = np.mean([r.curve["tokens"][:n] for r in mine], axis=0) / 1e6
         loss = np.array([r.curve["loss"][:n] for r in mine])
         style = scheme_style(scheme)  # short names, as in the differences; one column right of the plot
-        name = f"{get_scheme(scheme).short}, {len(mine)} seed{'s' if len(mine) > 1 else ''}"
+        name = (f"{get_scheme(scheme).short}{f', {zoo.millions(budget)}' if several else ''}, "
+                f"{len(mine)} seed{'s' if len(mine) > 1 else ''}")
         if len(mine) > 1:
             data.append(dict(type="scatter", x=np.r_[tokens, tokens[::-1]], y=np.r_[loss.max(0), loss.min(0)[::-1]],
                              fill="toself", fillcolor=_rgba(style.color, 0.18), line=dict(width=0), hoverinfo="skip",
-                             showlegend=False, legendgroup=scheme))
-        data.append(dict(type="scatter", mode="lines", x=tokens, y=loss.mean(0), name=name, legendgroup=scheme,
-                         line=dict(color=style.color, dash=style.dash, width=2.5),
+                             showlegend=False, legendgroup=name))
+        data.append(dict(type="scatter", mode="lines", x=tokens, y=loss.mean(0), name=name, legendgroup=name,
+                         line=dict(color=style.color, dash=style.dash, width=2.5 if budget == race[0].budget else 4),
                          hovertemplate=f"{name}<br>%{{x:.1f}} M tokens<br>loss %{{y:.3f}} nats<extra></extra>"))
         top.append(float(loss.mean(0)[min(n - 1, max(1, n // 8))]))
     low = min(float(np.min(r.curve["loss"])) for r in race)
@@ -48,7 +51,7 @@ def differences(diffs: list[dict], height: int = 320) -> object:
     sequences) and, from two seeds on, the mean over seeds (a filled diamond, with its 95 % t-interval over seeds); 0 is
     'no difference'."""
     data = []
-    labels = [zoo.label(d) for d in diffs]
+    labels = [zoo.label(d, len({d["budget"] for d in diffs}) > 1) for d in diffs]
     for d, label in zip(diffs, labels):
         color = scheme_style(d["a"]).color
         seeds = d["per_seed"]
@@ -74,4 +77,56 @@ def differences(diffs: list[dict], height: int = 320) -> object:
                                     range=padded_range(ends), zeroline=True, zerolinecolor=GUIDE_COLOR,
                                     zerolinewidth=2),
                          yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels))
+    return figure(data, layout)
+
+
+def gaps(paths: list[dict], height: int = 400) -> object:
+    """The gap a − b along training (zoo.paths), one line per budget and seed: left against tokens seen, each run's
+    plateau exit marked on the line in its scheme's colour and marker; right aligned at those exits (steps after
+    each run's own). A longer budget's lines are drawn heavier; 0 is 'no gap'."""
+
+    if not paths:
+        return figure([], base_layout(height))
+    a, b = paths[0]["a"], paths[0]["b"]
+    longest = max(p["budget"] for p in paths)
+    color = scheme_style(a).color
+    data, shown = [], set()
+    for p in paths:
+        group = zoo.millions(p["budget"])
+        seeds = sorted(q["seed"] for q in paths if q["budget"] == p["budget"])
+        name = f"{group} tokens, seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
+        heavy = p["budget"] == longest and len({q["budget"] for q in paths}) > 1
+        line = dict(color=color if heavy else _rgba(color, 0.55), width=3 if heavy else 1.5,
+                    dash="solid" if heavy else "dot")
+        hover = f"{group}, seed {p['seed']}"
+        data.append(dict(type="scatter", mode="lines", x=np.array(p["tokens"]) / 1e6, y=p["difference"],
+                         name=name, legendgroup=group, showlegend=group not in shown, line=line,
+                         hovertemplate=f"{hover}<br>%{{x:.1f}} M tokens<br>gap %{{y:+.3f}} nats<extra></extra>"))
+        data.append(dict(type="scatter", mode="lines", x=p["after"], y=p["aligned"], legendgroup=group,
+                         showlegend=False, line=line, xaxis="x2", yaxis="y2",
+                         hovertemplate=f"{hover}<br>%{{x:,}} steps after each exit<br>gap %{{y:+.3f}} nats"
+                                       "<extra></extra>"))
+        shown.add(group)
+    for i, scheme in enumerate((a, b)):  # each run's exit on its path: where its context effect first reaches 1 nat
+        style = scheme_style(scheme)
+        at = [(t / 1e6, dict(zip(p["step"], p["difference"]))[e]) for p in paths
+              for e, t in [(p["exit"][i], p["exit_tokens"][i])] if e is not None and e in p["step"]]
+        data.append(dict(type="scatter", mode="markers", x=[x for x, _ in at], y=[y for _, y in at],
+                         name=f"{get_scheme(scheme).short} leaves the plateau",
+                         marker=dict(symbol=style.symbol.replace("-open", ""), size=11, color=style.color,
+                                     line=dict(color="#222", width=1)),
+                         hovertemplate=f"{get_scheme(scheme).short}: context effect ≥ {zoo.EXIT_NATS:g} nat "
+                                       "at %{x:.1f} M tokens<extra></extra>"))
+    ys = [y for p in paths for y in p["difference"] + p["aligned"]] + [0.0]
+    layout = subplots_layout(1, 2, shared_yaxes=True, horizontal_spacing=0.06, subplot_titles=[
+        "against tokens seen", "aligned at each run's plateau exit"])
+    layout.update(base_layout(height, margin=dict(l=70, r=20, t=110, b=60),
+                              title=dict(text=f"{zoo.label(paths[0])}: the gap in held-out loss along training",
+                                         x=0, xanchor="left", y=0.98, yanchor="top", font=dict(size=15)),
+                              legend=dict(orientation="h", yanchor="bottom", y=1.1, xanchor="left", x=0)))
+    zero = dict(zeroline=True, zerolinecolor=GUIDE_COLOR, zerolinewidth=2)
+    layout["xaxis"].update(title=dict(text="tokens seen (millions)"), zeroline=False)
+    layout["xaxis2"].update(title=dict(text="steps after the run's own exit"), zeroline=False, separatethousands=True)
+    layout["yaxis"].update(title=dict(text="gap (nats; > 0: the second is better)"), range=padded_range(ys), **zero)
+    layout["yaxis2"].update(**zero)
     return figure(data, layout)
