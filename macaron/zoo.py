@@ -322,13 +322,53 @@ def verdicts(diffs: list[dict]) -> str:
 def finding(race: list[RaceRun]) -> str:
     """The order's answer for a class (lesson step 5): control − Strang as its interval allows, then the split FFN's
     (Transformer − control) where its interval over seeds says which way; on the budget most runs share."""
-    race = principal(race)
-    d = difference(race, BASELINE, CONTROL)
+    main = principal(race)
+    d = difference(main, BASELINE, CONTROL)
     said = outcome(d) if d else "no pair"
     split = "" if said not in ("a", "b") else (
         f" The Transformer {'trails' if said == 'b' else 'leads'} the control (Transformer − control {_measured(d)}): "
-        f"splitting the FFN into two halves {'helps' if said == 'b' else 'hurts'}.")
-    return _order_finding(race) + split
+        f"splitting the FFN into two halves {'helps' if said == 'b' else 'hurts'} — {conditions(main)}.")
+    return _order_finding(main) + split + lasting(race)
+
+
+def conditions(race: list[RaceRun]) -> str:
+    """Under what a finding on these runs holds, read from them: "on 6 × 256 post-LN models, one corpus, 20 M tokens a
+    run"."""
+    shapes = " and ".join(dict.fromkeys(r.recipe for r in race))
+    return (f"on {shapes} models with untied halves, one corpus, {' or '.join(millions(b) for b in budgets(race))} "
+            f"tokens a run")
+
+
+def lasting(race: list[RaceRun]) -> str:
+    """Does the split FFN's lead last? The Transformer − control difference of the longest budget beyond the race's
+    own, beside the same seeds' at the race's budget: how far a longer run says the lead is more than a later start
+    (empty when no longer pair is stored)."""
+    short = principal(race)
+    longer = [b for b in budgets(race) if short and b > short[0].budget
+              and difference(at(race, b), BASELINE, CONTROL)]
+    if not longer:
+        return ""
+    d = difference(at(race, longer[-1]), BASELINE, CONTROL)
+    before = difference([r for r in short if r.seed in {p["seed"] for p in d["per_seed"]}], BASELINE, CONTROL)
+    then = f"; the same seed{'s' if d['seeds'] > 1 else ''} at {millions(short[0].budget)}: {_signed(before['mean'])}" \
+        if before else ""
+    sd = max((v["sd"] or 0.0) for (s, b), v in spread(short).items() if s in (BASELINE, CONTROL))
+    head = f" Trained to {millions(d['budget'])} tokens ({d['seeds']} seed{'s' if d['seeds'] > 1 else ''}), "
+    if d["t95"] is None:  # one seed: its bootstrap interval and the seed spread bound what it can say
+        lo, hi = d["per_seed"][0]["bootstrap95"] or [d["mean"], d["mean"]]
+        gap = f"Transformer − control is {_signed(d['mean'])} nats (bootstrap {_interval([lo, hi])}{then})"
+        if lo <= 0 <= hi:
+            return head + gap + ": no gap is left at that seed; the shorter runs' lead was the later start."
+        if abs(d["mean"]) <= sd:
+            return head + gap + f": no larger than the spread between seeds (sd {sd:.3f} nats), so one seed cannot " \
+                                "say whether the lead lasts."
+        return head + gap + f": larger than the spread between seeds (sd {sd:.3f} nats), so at that seed the lead " \
+                            "is more than a later start."
+    said = outcome(d)
+    gap = f"Transformer − control is {_measured(d)}{then}"
+    return head + gap + (": no gap found over seeds." if said == "none" else
+                         f": the {'control' if said == 'b' else 'Transformer'} is still the better."
+                         if said in ("a", "b") else ".")
 
 
 def _order_finding(race: list[RaceRun]) -> str:

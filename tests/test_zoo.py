@@ -194,7 +194,7 @@ def test_the_lessons_sentence_says_no_more_than_the_control_interval_over_seeds(
         mean, lo, hi = interval(shift)
         said = zoo.finding(moved(shift))
         assert all(_minus(x) in said for x in (mean, lo, hi)) and "3 seeds" in said
-        assert "-" not in said.replace("sub-layers", "") and ("no difference found" in said) == (lo <= 0 <= hi)
+        assert "-" not in said.replace("sub-layers", "").replace("post-LN", "") and ("no difference found" in said) == (lo <= 0 <= hi)
         assert ("trained worse than Macaron" in said and "the order helps" in said) == (lo > 0)
         assert ("trained better than Macaron" in said and "the order hurts" in said) == (hi < 0)
     assert interval(0.0)[1] < 0 < interval(0.0)[2] and interval(-0.5)[1] > 0 and interval(0.5)[2] < 0
@@ -228,8 +228,9 @@ def longer(race):
     curves = {"transformer-mini": ([7.0, 6.6, 6.1, 5.5, 4.2, 3.9, 3.8, 3.75], [0, 0.02, 0.4, 0.9, 1.3, 2.1, 2.6, 2.9]),
               "transformer-halves-mini": ([7.0, 6.5, 5.2, 4.1, 3.95, 3.85, 3.78, 3.7],
                                           [0, 0.3, 1.1, 1.8, 2.4, 2.8, 3.0, 3.1])}
+    base = rng.uniform(2.0, 3.0, size=40) * targets
     for name, shift in (("transformer-mini", 0.05), ("transformer-halves-mini", 0.0)):
-        seq = rng.uniform(2.0, 3.0, size=40) * targets + shift * targets
+        seq = base + shift * targets + (rng.normal(0, 0.2, size=40) if shift else 0)
         write_run(root, 0, name, seq, targets, curves[name][1], budget=60_000_000, curve=curves[name][0])
         losses[get_scheme(SCHEME_OF[name]).name, 0, 60] = float(seq.sum() / targets.sum())
     return root, losses, curves
@@ -258,9 +259,10 @@ def test_zoo_pairs_runs_only_at_equal_budgets(longer, capsys):
     assert [r[1] for r in rows].count("60 M") == 1 and [r[1] for r in rows].count("20 M") == 4
     said = tables[2].splitlines()  # several budgets: each verdict names its own
     assert said[-1].startswith("- Lie–Trotter − Lie–Trotter, G halved, 60 M tokens: ") and "on one seed" in said[-1]
-    # the lesson's sentences stay on the budget most runs share
+    # the lesson's sentences stay on the budget most runs share, the longer pair said after them
     runs = zoo.runs(root)
-    assert zoo.finding(runs) == zoo.finding([r for r in runs if r.budget == 20_000_000])
+    short = zoo.finding([r for r in runs if r.budget == 20_000_000])
+    assert zoo.finding(runs).startswith(short + " Trained to 60 M tokens")
 
 
 def test_zoo_path_is_each_evaluations_gap_and_the_gap_aligned_at_the_plateau_exits(longer, capsys):
@@ -313,3 +315,39 @@ def test_race_gap_figure_draws_each_path_and_marks_each_exit_on_it(longer):
         p["difference"][p["step"].index(500)])
     lo, hi = fig.layout.yaxis.range
     assert lo < 0 < hi and all(lo <= y <= hi for q in paths for y in q["difference"] + q["aligned"])
+
+
+def test_the_lessons_longer_sentence_says_no_more_than_one_seed_and_the_seed_spread_allow(longer):
+    """lasting(): the longest budget's Transformer − control beside the same seed's at 20 M, read against its
+    bootstrap interval (recomputed here from the per-sequence losses) and the 20 M seed spread: "no gap is left" when
+    the interval holds 0, "cannot say" when the gap is within the spread, "more than a later start" beyond it."""
+    from macaron import zoo
+
+    root, losses, _ = longer
+    runs = zoo.runs(root)
+    sd = max(np.std([losses[s, seed][0] for seed in range(3)], ddof=1) for s in ("lie-trotter", "lie-trotter-halves"))
+    targets = np.array(runs[-1].seq_targets)
+    control = next(r for r in runs if r.budget == 60_000_000 and r.scheme == "lie-trotter-halves")
+
+    def with_gap(gap):  # the 60 M Transformer at `gap` nats behind the control, its per-sequence noise kept
+        seq = np.array(control.seq_loss) + gap * targets + np.random.default_rng(3).normal(0, 0.2, size=len(targets))
+        moved = [dataclasses.replace(r, seq_loss=list(seq), loss=float(seq.sum() / targets.sum()))
+                 if (r.budget, r.scheme) == (60_000_000, "lie-trotter") else r for r in runs]
+        point = seq.sum() / targets.sum() - control.loss  # and its normal interval, the bootstrap's stand-in
+        diff = seq - np.array(control.seq_loss)
+        se = math.sqrt(len(diff) * np.var(diff - point * targets, ddof=1)) / targets.sum()
+        return zoo.finding(moved), point, se
+
+    at20 = losses["lie-trotter", 0][0] - losses["lie-trotter-halves", 0][0]
+    for gap in (0.0, sd / 2, 3 * sd):
+        said, point, se = with_gap(gap)
+        assert f"Trained to 60 M tokens (1 seed), Transformer − control is {_minus(point)} nats" in said
+        assert f"the same seed at 20 M: {_minus(at20)}" in said
+        holds = point - 2.2 * se <= 0 <= point + 2.2 * se  # a margin past 1.96 for the bootstrap's own noise
+        if gap == 0.0:
+            assert holds and "no gap is left at that seed" in said
+        elif gap < sd:
+            assert not point - 1.7 * se <= 0 and "cannot say whether the lead lasts" in said and f"{sd:.3f}" in said
+        else:
+            assert "the lead is more than a later start" in said
+    assert "Trained to" not in zoo.finding([r for r in runs if r.budget == 20_000_000])
