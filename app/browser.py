@@ -44,13 +44,14 @@ def room(key: str) -> tuple[int, int] | None:
 
 
 # A clicker sends PageDown / PageUp (Streamlit's own button shortcuts take those: explorer_state.header), some send
-# → / ←; Space plays and pauses. Those three keys also move a focused slider or tick a focused radio, and type
-# in a text box: here they act only when the focus is on none of those, and they press the step's own buttons.
+# → / ←; Space plays and pauses. Those three keys also move a focused slider or tick a focused radio, scroll a focused
+# formula (scrolling_formulas) and type in a text box: here they act only when the focus is on none of those, and they
+# press the step's own buttons.
 KEYS_JS = """
 export default function () {
   const owned = (t) => t && t.closest && t.closest(
     "input, textarea, select, [contenteditable=true], [role=slider], [role=radio], [role=tab], [role=option], " +
-    "[role=combobox], [role=listbox], .slider-container, .js-plotly-plot .slider-group");
+    "[role=combobox], [role=listbox], .slider-container, .js-plotly-plot .slider-group, .katex-display[tabindex]");
   const press = (which) => document.querySelector(`[class*="st-key-lesson${which}"] button`)?.click();
   const buttons = () => Array.from(document.querySelectorAll(".js-plotly-plot .updatemenu-button"));
   let playing = false;
@@ -81,3 +82,32 @@ def lesson_keys() -> None:
     """→ / ← to the next and previous lesson step and Space to play and pause, while the focus is in no
     control that takes those keys itself."""
     st.components.v2.component("macaron_keys", js=KEYS_JS, isolate_styles=False)(key="room_keys", height="content")
+
+
+# A formula wider than its column scrolls sideways (st.latex), and keys can scroll a region only once it can take the
+# focus (WCAG 2.1.1; axe-core's scrollable-region-focusable): each formula that scrolls can take it, one that fits not,
+# rechecked as pages draw and the window is resized (at most every 150 ms: an animation redraws all the time).
+FORMULAS_JS = """
+export default function () {
+  let timer = null;
+  const mark = () => {
+    timer = null;
+    for (const el of document.querySelectorAll(".katex-display")) {
+      const scrolls = el.scrollWidth > el.clientWidth;
+      if (scrolls && !el.hasAttribute("tabindex")) el.setAttribute("tabindex", "0");
+      else if (!scrolls && el.hasAttribute("tabindex")) el.removeAttribute("tabindex");
+    }
+  };
+  const soon = () => { if (!timer) timer = setTimeout(mark, 150); };
+  const watch = new MutationObserver(soon);
+  watch.observe(document.body, { childList: true, subtree: true });
+  window.addEventListener("resize", soon);
+  soon();
+  return () => { clearTimeout(timer); watch.disconnect(); window.removeEventListener("resize", soon); };
+}
+"""
+
+
+def scrolling_formulas() -> None:
+    """Every formula that is wider than its column (and so scrolls) reachable by Tab, on every page."""
+    st.components.v2.component("macaron_formulas", js=FORMULAS_JS, isolate_styles=False)(key="room_formulas", height=0)

@@ -13,6 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 import boot
+import browser
 
 # A new server imports PyTorch and warms the models for several seconds before any page can draw:
 # say so from the first moment instead of a blank page (later calls of set_page_config add to this one).
@@ -45,7 +46,9 @@ st.html("""<style>
 [data-testid="stMainBlockContainer"] h2 {font-size: 1.45rem; padding: 0.9rem 0 0.3rem 0;}
 [data-testid="stMainBlockContainer"] h3 {padding-top: 1.2rem;}
 [class*="st-key-room_"] {margin-bottom: -1rem;}  /* app/browser.py's measuring point: no gap of its own */
+.katex-display {padding-right: 3px;}  /* KaTeX's last glyph overhangs its box by 2 px: no scroll for that alone */
 </style>""")
+browser.scrolling_formulas()  # a formula too wide for its column scrolls: Tab reaches it (WCAG 2.1.1)
 if state.presenting():  # for a projector: no sidebar, everything larger
     st.html("""<style>
 html {font-size: 19px;}

@@ -133,8 +133,10 @@ def section_orders(o: dict) -> None:
         st.markdown("**Local error**: one step from the same state, against the exact flow, when each sub-flow "
                     "is **solved exactly** and both half steps run **the same G** (Theorem 1 of the paper, "
                     "Bobylev & Ohwada 2001):")
-        st.latex(r"\underbrace{\Phi_{F+G}(\gamma)x - \Phi_G(\gamma)\Phi_F(\gamma)x}_{\text{Lie–Trotter}}"
-                 r"= \tfrac{\gamma^2}{2}\bigl(F'G - G'F\bigr)(x) + O(\gamma^3)")
+        # two lines: on one it is wider than its column at 1280 px and scrolls, a region keys cannot reach
+        st.latex(r"\begin{aligned}&\underbrace{\Phi_{F+G}(\gamma)x - \Phi_G(\gamma)\Phi_F(\gamma)x}"
+                 r"_{\text{Lie–Trotter}} \\ &\quad= \tfrac{\gamma^2}{2}\bigl(F'G - G'F\bigr)(x) + O(\gamma^3)"
+                 r"\end{aligned}")
         st.latex(r"\underbrace{\Phi_{F+G}(\gamma)x - \Phi_G(\tfrac{\gamma}{2})\Phi_F(\gamma)"
                  r"\Phi_G(\tfrac{\gamma}{2})x}_{\text{Strang–Marchuk}} = O(\gamma^3)")
         st.markdown("**Global error** after T/γ steps: the local errors add up, one order is lost: "
