@@ -428,3 +428,95 @@ def test_the_seam_names_the_missing_importer(tmp_path):
         pytest.skip("the fairseq importer is here: its own tests convert")
     with pytest.raises(release.FetchError, match="no fairseq importer"):
         release.convert(tmp_path / "c.pt", tmp_path / "dict.txt", None, tmp_path / "out")
+
+
+# ---- the app: the picker lists what this machine has; the Hub only where the server allows it ---------------
+@pytest.fixture
+def shipped_tiny(models_dir, tmp_path, monkeypatch):
+    """The tiny models in place of pretrained/ (so the app's list is the shipped one, with the caches after it)."""
+    import shutil
+
+    import explorer_state as state
+    from macaron import checkpoint
+
+    folder = tmp_path / "pretrained"
+    for name in ("tiny-transformer", "tiny-macaron"):
+        shutil.copytree(models_dir / name, folder / name)
+    monkeypatch.setattr(checkpoint, "PRETRAINED", folder)
+    monkeypatch.setattr(state, "PRETRAINED", folder)
+    return folder
+
+
+def test_the_picker_lists_the_hub_cache_and_the_imported_models(caches, tiny_bert, shipped_tiny, models_dir,
+                                                                 monkeypatch):
+    import shutil
+
+    import explorer_state as state
+
+    files, _ = tiny_bert
+    snapshot = put_in_cache(caches / "hub", "org/tiny-bert", files)
+    config = json.loads(files["config.json"]) | {"model_type": "t5"}
+    put_in_cache(caches / "hub", "org/t5", files | {"config.json": json.dumps(config).encode()})  # not mapped
+    put_in_cache(caches / "hub", "org/half", {"config.json": files["config.json"]})  # no weights (yet)
+    shutil.copytree(models_dir / "tiny-macaron", caches / "macaron" / "models" / "paper-macaron-bert-base")
+    paths = state.model_paths()
+    assert list(paths) == ["tiny-macaron", "tiny-transformer", "org/tiny-bert", "paper-macaron-bert-base"]
+    assert paths["org/tiny-bert"] == str(snapshot)
+    monkeypatch.setenv("MACARON_MODELS_DIR", str(shipped_tiny))  # the operator's list is the whole list
+    assert list(state.model_paths()) == ["tiny-macaron", "tiny-transformer"]
+
+
+def test_the_full_size_pair_opens_the_steps_that_name_both(monkeypatch):
+    import explorer_state as state
+    from macaron import lesson
+
+    both = [k for k in range(1, len(lesson.LESSON) + 1) if lesson.full_size(k, ["bert-base-uncased",
+                                                                               "paper-macaron-bert-base"])]
+    assert both == [5]  # Transformer vs Macaron, on Compare
+    assert lesson.full_size(5, ["google-bert/bert-base-uncased", "paper-macaron-bert-base"])[0].startswith("google")
+    assert lesson.full_size(5, ["bert-base-uncased"]) is None  # half of it: the shipped pair
+    paths = {n: f"/m/{n}" for n in ("transformer-mini", "macaron-mini", "bert-base-uncased", "paper-macaron-bert-base")}
+    monkeypatch.setattr(state, "model_paths", lambda: paths)
+    assert state.lesson_models(5) == ("bert-base-uncased", "paper-macaron-bert-base")
+    assert state.lesson_models(1) == ("transformer-mini", "macaron-mini")
+
+
+def app_at(query: dict, page: str | None = None):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app" / "main.py"), default_timeout=120)
+    at.query_params.update(query)
+    at.run()
+    if page:
+        at.switch_page(page)
+        at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def test_a_hub_cached_model_opens_in_particles_and_compare(caches, tiny_bert, shipped_tiny, monkeypatch):
+    put_in_cache(caches / "hub", "org/tiny-bert", tiny_bert[0])
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    at = app_at({"m": "org/tiny-bert", "s": "the cat sat on the [MASK] ."})
+    assert at.selectbox(key="p_model").value == "org/tiny-bert" and len(at.get("plotly_chart")) >= 3
+    assert "A model from the Hub…" not in at.selectbox(key="p_model").options  # off unless MACARON_HUB=1
+    at = app_at({"mode": "models", "a": "org/tiny-bert", "b": "tiny-macaron"}, "views/compare.py")
+    assert at.selectbox(key="c_a").value == "org/tiny-bert" and at.get("plotly_chart") and not at.error
+
+
+def test_the_hub_entry_downloads_on_a_click_with_a_progress_bar(caches, tiny_bert, shipped_tiny, fake_hub,
+                                                               monkeypatch):
+    fake_hub.add("org/tiny-bert", tiny_bert[0])
+    fake_hub.add("org/big", tiny_bert[0])
+    monkeypatch.setenv("MACARON_HUB", "1")
+    at = app_at({"m": "org/tiny-bert"})  # a link to a Hub model this server lacks: asked for, not fetched
+    assert at.selectbox(key="p_model").value == "A model from the Hub…" and not fake_hub.resolved()
+    assert at.text_input(key="p_model_hub").value == "org/tiny-bert" and "not on this server yet" in at.info[0].value
+    at.button(key="p_model_hub_go").click().run()
+    assert not at.exception and not at.error and len(at.get("plotly_chart")) >= 3
+    assert fake_hub.resolved() and at.query_params["m"] in ("org/tiny-bert", ["org/tiny-bert"])
+    monkeypatch.setenv("MACARON_HUB_MAX_GB", "0.00001")
+    at.text_input(key="p_model_hub").set_value("org/big").run()
+    at.button(key="p_model_hub_go").click().run()
+    assert "org/big was not downloaded" in at.error[0].value and "over this machine's limit" in at.error[0].value
+    assert not any("org/big/resolve" in p for p in fake_hub.resolved())
