@@ -127,17 +127,16 @@ def listed() -> dict[str, Path]:
     if not root.is_dir():
         return out
     for repo in sorted(root.glob("models--*")):
-        name = repo.name.removeprefix("models--").replace("--", "/")
-        folder = _main_snapshot(repo)
-        if folder is None or not complete(folder):
-            continue
         try:
+            folder = _main_snapshot(repo)
+            if folder is None or not complete(folder):
+                continue
             kind, fields = read_config(folder)
             if kind != OURS:
                 family_of(fields, folder)
-        except CheckpointError:
+        except (CheckpointError, OSError):  # a repository that does not load here is not listed
             continue
-        out[name] = folder
+        out[repo.name.removeprefix("models--").replace("--", "/")] = folder
     return out
 
 
@@ -200,6 +199,11 @@ def _ask(call, name: str, revision: str):
                        f"reached: is this machine offline? ({type(e).__name__}: {e})") from None
 
 
+def family_known(model_type: str) -> bool:
+    """Whether a Hugging Face model_type is one of the families we map (encoders and decoders)."""
+    return model_type in FAMILIES or model_type in DECODERS
+
+
 def plan(name: str, revision: str = "main", limit: int | None = None) -> Plan:
     """The files a download of `name` would fetch and their size, from the Hub's file list, or a HubError that
     refuses it: no safetensors weights, a family we do not map, no tokenizer.json, larger than `limit`
@@ -225,13 +229,13 @@ def plan(name: str, revision: str = "main", limit: int | None = None) -> Plan:
                          "conversion may wait in the repository's pull requests")
     if model_type and not family_known(model_type):
         raise HubError(f"{name}: model_type {model_type!r}, a family this explorer does not map. These load: {LOADS}")
+    if CONFIG not in sizes:
+        raise HubError(f"{name}: no config.json on the Hub; not a model folder this explorer reads")
     if "tokenizer.json" not in sizes:
         raise HubError(f"{name}: no tokenizer.json on the Hub, so the explorer could not read text with it. "
                        f"Make a folder by hand: download it, and with transformers "
                        f"AutoTokenizer.from_pretrained(folder).save_pretrained(folder); then open the folder")
     files = tuple([CONFIG] + weights + [f for f in TOKENIZER if f in sizes])
-    if CONFIG not in sizes:
-        raise HubError(f"{name}: no config.json on the Hub; not a model folder this explorer reads")
     unknown = [f for f in files if sizes.get(f) is None]
     if unknown:
         raise HubError(f"{name}: the Hub did not say how large {', '.join(unknown)} is; not downloaded")
@@ -241,11 +245,6 @@ def plan(name: str, revision: str = "main", limit: int | None = None) -> Plan:
                        f"(MACARON_HUB_MAX_GB); nothing was downloaded. Set MACARON_HUB_MAX_GB="
                        f"{max(1, -(-size // 10**9))} to allow it")
     return Plan(name, revision, files, size, model_type)
-
-
-def family_known(model_type: str) -> bool:
-    """Whether a Hugging Face model_type is one of the families we map (encoders and decoders)."""
-    return model_type in FAMILIES or model_type in DECODERS
 
 
 # ---- the download ----------------------------------------------------------------------------------------
