@@ -46,7 +46,12 @@ Progress = Callable[[int, int | None], None]
 
 
 class HubError(CheckpointError):
-    """A Hub model that cannot be opened: the message says why and what to do."""
+    """A Hub model that cannot be opened: the message says why and what to do. `missing`: found nowhere (not in
+    the local Hub cache, and the Hub not asked, not reached or without it), rather than found and refused."""
+
+    def __init__(self, message: str, missing: bool = False):
+        super().__init__(message)
+        self.missing = missing
 
 
 def is_hub_id(name) -> bool:
@@ -186,17 +191,16 @@ def _ask(call, name: str, revision: str):
                        f"(hf auth login), then fetch it again") from None
     except RepositoryNotFoundError:
         raise HubError(f"{name}: no such model on the Hub ({endpoint()}), or a private one; check the name "
-                       f"(owner/name, as on its page), and that it is neither a folder here nor a shipped model") \
-            from None
+                       f"(owner/name, as on its page)", missing=True) from None
     except RevisionNotFoundError:
         raise HubError(f"{name}: the Hub has no revision {revision!r} of it") from None
     except OfflineModeIsEnabled:
-        raise HubError(_offline_message(name)) from None
+        raise HubError(_offline_message(name), missing=True) from None
     except HfHubHTTPError as e:
         raise HubError(f"{name}: the Hub answered {e}") from None
     except Exception as e:  # connection refused, no route, DNS, time-outs (httpx's errors are not OSErrors)
         raise HubError(f"{name}: not in the local Hub cache ({cache_dir()}), and the Hub ({endpoint()}) cannot be "
-                       f"reached: is this machine offline? ({type(e).__name__}: {e})") from None
+                       f"reached: is this machine offline? ({type(e).__name__}: {e})", missing=True) from None
 
 
 def family_known(model_type: str) -> bool:
@@ -211,7 +215,7 @@ def plan(name: str, revision: str = "main", limit: int | None = None) -> Plan:
     from huggingface_hub import HfApi
 
     if offline():
-        raise HubError(_offline_message(name))
+        raise HubError(_offline_message(name), missing=True)
     limit = max_bytes() if limit is None else limit
     info = _ask(lambda: HfApi(endpoint=endpoint()).model_info(name, revision=revision, files_metadata=True),
                 name, revision)

@@ -12,7 +12,7 @@ from pathlib import Path
 from .checkpoint import CheckpointError, available, resolve
 from .fetch import fetch as fetch_release
 from .fetch import imported, imported_dir, releases
-from .hub import Progress, is_hub_id
+from .hub import HubError, Progress, is_hub_id
 from .hub import cached as hub_cached
 from .hub import download as hub_download
 from .hub import folder as hub_folder
@@ -32,7 +32,13 @@ def locate(path_or_name, progress: Progress | None = None) -> Path:
                                   f"it (into {imported_dir() / name})") from None
         if not is_hub_id(name):
             raise
-    return hub_folder(name, progress=progress)
+    try:
+        return hub_folder(name, progress=progress)
+    except HubError as e:  # a typo of a shipped name ends here too: say every place it was looked for
+        if not e.missing:
+            raise
+        raise HubError(f"{name}: no such folder, not one of the shipped models {available()} and, as a Hugging Face "
+                       f"Hub id, {str(e).removeprefix(f'{name}: ')}", missing=True) from None
 
 
 def cached() -> dict[str, Path]:

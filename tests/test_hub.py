@@ -301,11 +301,15 @@ def test_an_unreachable_hub_and_an_offline_machine_are_said_in_words(caches, mon
         sources.fetch("org/anything")
 
 
-def test_names_that_are_not_hub_ids_ask_no_one(caches):
+def test_names_that_are_not_hub_ids_ask_no_one(caches, fake_hub):
     with pytest.raises(CheckpointError, match="no such folder"):
         macaron.load("/no/such/folder")
     with pytest.raises(CheckpointError, match="not fetched yet; python -m macaron fetch paper-macaron-bert-base"):
         macaron.load("paper-macaron-bert-base")
+    assert fake_hub.log == []  # a path, and a release's name: the Hub was not asked
+    with pytest.raises(CheckpointError, match=r"transformer-minii: no such folder, not one of the shipped models "
+                                              r"\[.*\] and, as a Hugging Face Hub id, no such model on the Hub"):
+        macaron.load("transformer-minii")  # a typo: every place looked in is said
     assert not hub.is_hub_id("a--b") and not hub.is_hub_id("../x") and not hub.is_hub_id("a/b/c")
     assert hub.is_hub_id("gpt2") and hub.is_hub_id("google-bert/bert-base-uncased")
 
