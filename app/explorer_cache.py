@@ -81,11 +81,50 @@ def heavy():
     page's turn to the others (the rest of that page runs without one) and waits for the server's one
     heavy slot: two of them cannot hold up everyone's pages. Used inside the cached functions only, so
     a cached result never waits."""
+    with off_turn(), HEAVY:
+        yield
+
+
+@contextlib.contextmanager
+def off_turn():
+    """The page waits on something other than the cores (a download): its turn goes to the others meanwhile."""
     if getattr(_held, "turn", False):
         _held.turn = False
         TURNS.release()
-    with HEAVY:
-        yield
+    yield
+
+
+def download_from_hub(name: str) -> str | None:
+    """Hub model `name` downloaded into the local Hub cache with a progress bar on the page (macaron.hub.download
+    judges the Hub's file list first: a refusal is said before anything downloads). The download runs in a thread
+    of its own and the page's run draws its progress; the page gives its turn on the cores to the others
+    meanwhile. The folder, or None after an st.error that says why."""
+    from macaron import hub
+
+    numbers, outcome = {}, {}
+
+    def work():
+        try:
+            outcome["folder"] = str(hub.download(name, progress=lambda done, total: numbers.update(done=done,
+                                                                                                 total=total)))
+        except Exception as e:  # said on the page below
+            outcome["error"] = e
+
+    bar = st.progress(0.0, text=f"Asking the Hub about **{name}**…")
+    thread = threading.Thread(target=work, name=f"hub-download-{name}", daemon=True)
+    with off_turn():
+        thread.start()
+        while thread.is_alive():
+            thread.join(0.25)
+            done, total = numbers.get("done", 0), numbers.get("total")
+            if total:
+                bar.progress(min(1.0, done / total), text=f"Downloading **{name}** from the Hub: "
+                                                          f"{done / 1e6:,.1f} of {total / 1e6:,.1f} MB")
+    bar.empty()
+    if "error" in outcome:
+        st.error(f"**{name} was not downloaded.** {outcome['error']}", icon=":material/cloud_off:")
+        return None
+    return outcome["folder"]
 
 
 # ---- models ---------------------------------------------------------------------------------

@@ -13,13 +13,15 @@ from typing import Callable
 import streamlit as st
 
 import browser
+import explorer_cache as cache
 import macaron
-from macaron import lesson
+from macaron import hub, lesson, sources
 from macaron.checkpoint import PRETRAINED, default_pair
 from macaron.hf import LOADS
 from macaron.plot.style import model_label  # noqa: F401  (the pages label models with it)
 
 CUSTOM = "Your own model folder…"
+HUB = "A model from the Hub…"
 LABELS = {False: "visible", True: "collapsed"}  # the inputs' labels; on a projector the boxes speak for themselves
 URL_MAX_VALUE = 2000  # longer values (a pasted page of text) stay out of the link
 
@@ -146,15 +148,28 @@ def _split_paths(value: str) -> list[str]:
 
 
 def model_paths() -> dict[str, str]:
-    """Display name → folder. MACARON_MODELS (folders, comma-separated) and MACARON_MODELS_DIR
-    (a folder of model folders) replace the shipped list when set; otherwise pretrained/*."""
+    """Display name → folder. MACARON_MODELS (folders, comma-separated) and MACARON_MODELS_DIR (a folder of model
+    folders), when set, are the whole list; otherwise pretrained/*, then the models on this machine that load here:
+    the local Hub cache's (by Hub id) and the imported releases (macaron.sources.cached: files only, no network).
+    Folders are absolute paths: a folder on offer is never read as a Hub id."""
     env_list, env_dir = os.environ.get("MACARON_MODELS", ""), os.environ.get("MACARON_MODELS_DIR", "")
     if not (env_list or env_dir):
-        return {name: str(PRETRAINED / name) for name in macaron.available()}
-    out = {Path(p).name or p: p for p in _split_paths(env_list)}
+        out = {name: str(PRETRAINED / name) for name in macaron.available()}
+        for name, folder in sources.cached().items():
+            out.setdefault(name, str(folder))
+        return out
+    out = {Path(p).name or p: str(Path(p).expanduser().absolute()) for p in _split_paths(env_list)}
     for d in _split_paths(env_dir):
-        out.update({sub.name: str(sub) for sub in sorted(Path(d).glob("*")) if (sub / "config.json").is_file()})
+        out.update({sub.name: str(sub.absolute()) for sub in sorted(Path(d).expanduser().glob("*"))
+                    if (sub / "config.json").is_file()})
     return out
+
+
+def hub_allowed() -> bool:
+    """Whether a visitor may open a model from the Hugging Face Hub by name, downloading it where this server does
+    not have it yet: MACARON_HUB=1. Off by default, so a class server downloads nothing a visitor names; within
+    MACARON_HUB_MAX_GB (default 2) a model, judged from the Hub's file sizes before anything downloads."""
+    return os.environ.get("MACARON_HUB", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def model_roots() -> list[Path]:
@@ -227,22 +242,24 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
     """A model select box (shipped or listed models, plus your own folder where the server allows it:
     model_roots). Returns (name, path), or None when nothing usable was chosen. The URL holds the
     name, or an allowed folder's path."""
-    roots = model_roots()
-    options = names + ([CUSTOM] if roots else [])
-    folder_key = f"{key}_folder"
+    roots, from_hub = model_roots(), hub_allowed()
+    options = names + ([CUSTOM] if roots else []) + ([HUB] if from_hub else [])
+    folder_key, hub_key = f"{key}_folder", f"{key}_hub"
     st.session_state.setdefault("_param_of", {})[key] = param
     fallback = default if default in names else (names[0] if names else None)
     if key not in st.session_state:
         raw = initial_query().get(param) if not st.session_state.get(f"_url_used_{key}") else None
         st.session_state[f"_url_used_{key}"] = True
         kept = raw or st.session_state.get(_keep_key(param))
-        if kept in names or (kept == CUSTOM and roots):
+        if kept in names or (kept == CUSTOM and roots) or (kept == HUB and from_hub):
             st.session_state[key] = kept
         elif kept and kept != CUSTOM and allowed_folder(kept):
             st.session_state[key], st.session_state[folder_key] = CUSTOM, kept
+        elif kept and from_hub and hub.is_hub_id(kept):  # a Hub model this server has not yet: asked, not fetched
+            st.session_state[key], st.session_state[hub_key] = HUB, kept
         else:
             st.session_state[key] = fallback or (CUSTOM if roots else None)
-            if kept and kept != CUSTOM:  # the same words whether that path exists or not
+            if kept and kept not in (CUSTOM, HUB):  # the same words whether that path exists or not
                 st.warning("The link asks for a model this server does not offer" + _showing(fallback),
                            icon=":material/link_off:")
     if st.session_state[key] not in options:  # its folder left the server's list while this page was open
@@ -257,7 +274,10 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
                               " Choose the last entry to open a folder of your own: a Macaron Explorer checkpoint "
                               "or a Hugging Face encoder or decoder folder (config.json, model.safetensors, "
                               f"tokenizer.json) of these families: {LOADS}."
-                              if roots else ""))
+                              if roots else "") + (" Choose \"A model from the Hub…\" to open a Hugging Face Hub "
+                                                   "model by its name." if from_hub else ""))
+    if choice == HUB:
+        return hub_picker(hub_key)
     if choice != CUSTOM:
         return choice, model_paths()[choice]
     folder = st.text_input("Model folder", key=folder_key, placeholder="/path/to/model-folder",
@@ -272,6 +292,31 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
         st.error(NOT_HERE, icon=":material/block:")
         return None
     return Path(path).name or path, path
+
+
+def hub_picker(key: str) -> tuple[str, str] | None:
+    """A Hugging Face Hub model by name: this server's copy (the local Hub cache) where it has one, else a button
+    that downloads it (macaron.hub: its file list judged first; a progress bar). Returns (name, folder) or None."""
+    name = st.text_input("Hub model", key=key, placeholder="bert-base-uncased, or owner/name",
+                         help="The name of a model on the Hugging Face Hub, as on its page. These families open: "
+                              f"{LOADS}. Only its config, safetensors weights and tokenizer are downloaded (at most "
+                              f"{hub.max_bytes() / 1e9:g} GB); no code from it is run.")
+    name = (name or "").strip()
+    if not name:
+        st.info("Type the name of a model on the Hugging Face Hub and press Enter.", icon=":material/cloud:")
+        return None
+    if not hub.is_hub_id(name):
+        st.error(f"**{name}** is not a Hub model's name (owner/name, letters, digits, '-', '_' and '.').",
+                 icon=":material/error:")
+        return None
+    folder = hub.cached(name)
+    if folder is not None:
+        return name, str(folder)
+    if not st.button(f"Download {name} from the Hub", key=f"{key}_go", icon=":material/download:"):
+        st.info(f"**{name}** is not on this server yet.", icon=":material/cloud_download:")
+        return None
+    folder = cache.download_from_hub(name)
+    return (name, folder) if folder else None
 
 
 def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str, str, str]]],
@@ -339,10 +384,12 @@ def model_pair(labels: tuple[str, str], keys: tuple[str, str], names: list[str],
 
 
 def url_model(pick: tuple[str, str] | None, names: list[str]) -> str | None:
-    """What the URL keeps of a pick: the name of a listed model, else its folder."""
+    """What the URL keeps of a pick: the name of a listed model or of a Hub model (its folder in the Hub cache),
+    else its folder."""
     if pick is None:
         return None
-    return pick[0] if pick[0] in names else pick[1]
+    from_hub = hub_allowed() and Path(pick[1]).is_relative_to(hub.cache_dir()) and hub.is_hub_id(pick[0])
+    return pick[0] if pick[0] in names or from_hub else pick[1]
 
 
 def preset_picker(text_key: str, key: str) -> None:
@@ -428,6 +475,9 @@ def lesson_models(k: int) -> tuple[str | None, str | None]:
     """The (Transformer, Macaron) names step k opens: the default pair, or where the step asks for a stage of
     training, the default pair among the models that ship that stage."""
     view, paths = LESSON[k - 1].view, model_paths()
+    full = lesson.full_size(k, list(paths))
+    if full:  # `make full-size` fetched BERT-base and the paper's Macaron-base: a step that names both opens them
+        return full
     if view.get("at", "final") != "final":
         paths = {n: p for n, p in paths.items() if _offers(p, view["at"])} or paths
     return default_pair(list(paths), paths)

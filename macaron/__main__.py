@@ -3,7 +3,9 @@
     python -m macaron trace --model NAME_OR_PATH "a sentence" [--json FILE]
     python -m macaron dynamics --model A [--model B] [--sentences FILE] --out DIR
     python -m macaron lesson --out lesson.html [--model T --model M] [--learning NAME] [--present]
-    python -m macaron list
+    python -m macaron list                     shipped models, then those in the caches (imported, the Hub's)
+    python -m macaron fetch NAME               paper-macaron-bert-base (the paper's release, converted once), or a
+                                               Hugging Face Hub id (bert-base-uncased, owner/name) into the Hub cache
     python -m macaron zoo [--json|--markdown]  the race of splitting schemes, from the stored curves
     python -m macaron zoo --path [A,B]         one gap along training (default: the Transformer − the control)
 """
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import analysis
+from . import analysis, sources
 from .checkpoint import CheckpointError, available
 from .loading import load
 from .reading import InputError
@@ -141,10 +143,12 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     tr = sub.add_parser("trace", help="trace a sentence sub-step by sub-step")
     tr.add_argument("text")
-    tr.add_argument("--model", default=None, help=f"shipped name {available()} or a folder")
+    tr.add_argument("--model", default=None, help=f"shipped name {available()}, a folder, an imported release or a "
+                                                  f"Hugging Face Hub id (the Hub cache first, else downloaded)")
     tr.add_argument("--json", type=Path, help="write the trajectory to this JSON file")
     dy = sub.add_parser("dynamics", help="particle-system measures and ODE experiments over a sentence set")
-    dy.add_argument("--model", action="append", required=True, help="shipped name or folder; repeat for a second")
+    dy.add_argument("--model", action="append", required=True,
+                    help="shipped name, folder or Hub id; repeat for a second")
     dy.add_argument("--sentences", default="all", help="a shipped set (all, everyday, technical) or a text file, "
                                                        "one sentence a line (default: all)")
     dy.add_argument("--out", type=Path, required=True, help="folder for the CSV, JSON, HTML and PNG files")
@@ -165,7 +169,9 @@ def main(argv=None) -> int:
                                                      "one that ships them)")
     le.add_argument("--present", action="store_true", help="presenter-sized fonts, for a projector")
     le.add_argument("--device", default="cpu", help="cpu (default) or cuda")
-    sub.add_parser("list", help="list the shipped models")
+    sub.add_parser("list", help="list the shipped models, then the imported and Hub-cached ones that load")
+    fe = sub.add_parser("fetch", help="download a model: the paper's release (converted once) or a Hub id")
+    fe.add_argument("name", help="paper-macaron-bert-base, or a Hugging Face Hub id such as bert-base-uncased")
     zo = sub.add_parser("zoo", help="the race of splitting schemes: runs, seed spread and paired differences")
     zo.add_argument("--json", action="store_true", help='print {"runs": [...], "differences": [...]}')
     zo.add_argument("--markdown", action="store_true", help="the README's tables of runs and differences")
@@ -175,13 +181,25 @@ def main(argv=None) -> int:
                          "and the control); with --json as JSON")
     args = parser.parse_args(argv)
     if args.command == "list":
-        print("\n".join(available()) or "no shipped models in pretrained/")
-        return 0
+        return listing()
     try:  # bad input (a model, a file, a sentence) is one line for the person who typed it
-        return {"lesson": lesson, "dynamics": dynamics, "zoo": zoo}.get(args.command, trace)(args)
+        return {"lesson": lesson, "dynamics": dynamics, "zoo": zoo, "fetch": fetch}.get(args.command, trace)(args)
     except (CheckpointError, InputError, OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+
+
+def listing() -> int:
+    print("\n".join(available()) or "no shipped models in pretrained/")
+    for name, folder in sources.cached().items():
+        print(f"{name}  ({folder})")
+    return 0
+
+
+def fetch(args) -> int:
+    """The paper's release or a Hub model onto this machine, with a progress bar (stderr)."""
+    sources.fetch(args.name)
+    return 0
 
 
 def zoo(args) -> int:

@@ -197,8 +197,18 @@ def model_config(fields: dict, folder: Path) -> ModelConfig:
         config = ModelConfig.from_dict(fields)
     except (TypeError, ValueError) as e:
         raise CheckpointError(f"{folder / 'config.json'}: {e}") from None
-    config.name = config.name or folder.name
+    config.name = config.name or folder_name(folder)
     return config
+
+
+def folder_name(folder: Path) -> str:
+    """A model's name from its folder: the folder's own; a package's nested model/ folder its parent's; a snapshot
+    in the Hugging Face Hub cache (models--owner--name/snapshots/<commit>) its Hub id, owner/name."""
+    folder = Path(folder)
+    repo = folder.parent.parent.name
+    if folder.parent.name == "snapshots" and repo.startswith("models--"):
+        return repo.removeprefix("models--").replace("--", "/")
+    return folder.parent.name if folder.name == "model" else folder.name
 
 
 def open_tokenizer(file: Path, error: type[Exception] = CheckpointError) -> Tokenizer:

@@ -20,7 +20,7 @@ from typing import Callable
 
 import torch
 
-from .checkpoint import CheckpointError, read_weights
+from .checkpoint import CheckpointError, folder_name, read_weights
 from .config import ModelConfig
 
 ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "silu": "silu",
@@ -48,7 +48,7 @@ def _activation(name: str) -> str:
 def _common(folder: Path, **fields) -> dict:
     """The fields every decoder shares: causal, pre-LN, no dropout, our name for the folder."""
     return dict(norm="pre", causal=True, dropout=0.0, mlm_head=False, attention="dot",
-                name=folder.parent.name if folder.name == "model" else folder.name, **fields)
+                name=folder_name(folder), **fields)
 
 
 # ---- GPT-2 ------------------------------------------------------------------------------------------------

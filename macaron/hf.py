@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from .checkpoint import CheckpointError, read_weights
+from .checkpoint import CheckpointError, folder_name, read_weights
 from .config import ModelConfig
 from .decoders import DECODERS, Decoder
 
@@ -165,7 +165,7 @@ def hf_config(hf: dict, fam: Family, folder: Path, with_head: bool) -> ModelConf
             pad_id=pad, mlm_head=with_head, shared=fam.shared,
             embedding_size=width if factorised else None,
             head_activation=HF_ACTIVATION[fam.head_activation] if fam.head_activation else "", hf_family=fam.title,
-            name=folder.parent.name if folder.name == "model" else folder.name)  # packages nest it in model/
+            name=folder_name(folder))  # a package's model/ folder: the package's name; a Hub snapshot: its id
     except KeyError as e:
         raise CheckpointError(f"{folder / 'config.json'}: missing field {e}") from None
     except (TypeError, ValueError) as e:

@@ -21,11 +21,12 @@ from pathlib import Path
 import numpy as np
 
 from .analysis import MASK_TOKEN, standardise, unit_rows
-from .checkpoint import read_metrics, resolve
+from .checkpoint import read_metrics
 from .dynamics import measure
 from .loading import load
 from .milestones import Milestone, milestones
 from .reading import InputError
+from .sources import locate
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,6 @@ def at_stages(name_or_folder, device=None):
 def curve(name_or_folder) -> dict[str, np.ndarray]:
     """The held-out evaluations of a model's training (metrics.jsonl): tokens, step, loss, accuracy and
     context effect (NaN where a run did not measure it), in training order."""
-    rows = [r for r in read_metrics(Path(resolve(name_or_folder)) / "metrics.jsonl") if r.get("type") == "eval"]
+    rows = [r for r in read_metrics(Path(locate(name_or_folder)) / "metrics.jsonl") if r.get("type") == "eval"]
     keys = ("tokens", "step", "loss", "accuracy", "context_effect")
     return {key: np.array([r.get(key, np.nan) for r in rows], dtype=np.float64) for key in keys}

@@ -42,6 +42,11 @@ WHAT_THEY_KNOW = (
 # claim is measured on trained networks (macaron.orders; the Splitting lab's section 3e).
 ODE_PAIR = ("transformer-ode", "macaron-ode")
 
+# The full-size pair (`make full-size`): BERT-base from the Hugging Face Hub and the paper's own Macaron-base (both
+# 12 layers × 768), each under the names it may be listed by. A step that names a Transformer and a Macaron opens
+# it where both are on offer (full_size), else the shipped pair.
+FULL_SIZE = (("bert-base-uncased", "google-bert/bert-base-uncased"), ("paper-macaron-bert-base",))
+
 
 class LessonStep(NamedTuple):
     title: str
@@ -141,6 +146,15 @@ def step(k: int) -> LessonStep:
     except CheckpointError as e:  # a damaged stored run costs the sentence, not the lesson
         say = note = f"(The race's stored runs could not be read: {e}.)"
     return s._replace(say=s.say.replace("{race}", say), note=s.note.replace("{race}", note))
+
+
+def full_size(k: int, names) -> tuple[str, str] | None:
+    """(Transformer, Macaron) of the full-size pair among `names` where step k names both, else None."""
+    named = " ".join(LESSON[k - 1].view.values())
+    if "{transformer}" not in named or "{macaron}" not in named:
+        return None
+    a, b = (next((n for n in kind if n in names), None) for kind in FULL_SIZE)
+    return (a, b) if a and b else None
 
 
 def params(k: int, transformer: str, macaron: str) -> dict:

@@ -1,5 +1,6 @@
-"""Loading a model: a folder (ours, or a Hugging Face encoder or decoder of a family in macaron.hf) or the name of a
-shipped model to a Model in eval mode, at any stage of its training (macaron.milestones).
+"""Loading a model: a folder (ours, or a Hugging Face encoder or decoder of a family in macaron.hf), the name of a
+shipped model, of an imported release or a Hugging Face Hub id (macaron.sources.locate) to a Model in eval mode, at
+any stage of its training (macaron.milestones).
 
 The one load path sits above the pieces it joins: the folder format (macaron.checkpoint), the Hugging Face
 families (macaron.hf), the stages of training (macaron.milestones) and the network (macaron.model).
@@ -18,20 +19,21 @@ from .checkpoint import (
     read_facts,
     read_tokenizer,
     read_weights,
-    resolve,
 )
 from .hf import family_of
 from .milestones import milestones, random_start
 from .model import Model
+from .sources import locate
 
 
 def load(path_or_name, device: str | torch.device | None = None, at: int | None = None):
-    """A model folder (or the name of a shipped model) to a Model in eval mode: ours, or a Hugging Face encoder or
-    decoder folder of a family macaron.hf maps (FAMILIES, macaron.decoders.DECODERS). `at=tokens`: the model at the
+    """A model folder, or a name (shipped, an imported release, a Hugging Face Hub id: macaron.sources.locate; a Hub
+    model not in the local Hub cache is downloaded), to a Model in eval mode: ours, or a Hugging Face encoder or
+    decoder of a family macaron.hf maps (FAMILIES, macaron.decoders.DECODERS). `at=tokens`: the model at the
     stage of its training nearest that many tokens (macaron.milestones; `model.milestone` says which)."""
     if at is not None:
         return load_at(path_or_name, at, device)
-    folder = resolve(path_or_name)
+    folder = locate(path_or_name)
     return load_folder(folder, *read_config(folder), device)
 
 
@@ -66,7 +68,7 @@ def load_at(path_or_name, at: int, device=None):
     stages = milestones(path_or_name)
     chosen = min(stages, key=lambda m: (abs(m.tokens - at), m.tokens))
     if chosen.folder is None:
-        folder = resolve(path_or_name)
+        folder = locate(path_or_name)
         model = random_start(folder, read_facts(folder), device)
     else:
         model = load(chosen.folder, device)
@@ -77,7 +79,7 @@ def load_at(path_or_name, at: int, device=None):
 def from_hf_bert(folder, device=None):
     """Load a local Hugging Face encoder folder (config.json, model.safetensors, tokenizer.json) of any
     family in macaron.hf.FAMILIES; macaron.load does the same and loads our folders too."""
-    folder = resolve(folder)
+    folder = locate(folder)
     kind, fields = read_config(folder)
     if kind != HF_BERT:
         raise CheckpointError(f"{folder / 'config.json'}: not a Hugging Face config (use macaron.load)")

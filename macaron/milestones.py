@@ -25,9 +25,9 @@ from .checkpoint import (
     read_facts,
     read_metrics,
     read_tokenizer,
-    resolve,
 )
 from .model import build
+from .sources import locate
 
 RANDOM_START = "random start"
 PLATEAU_NATS = 0.05  # below this context effect a model has not yet started to read word order
@@ -89,7 +89,7 @@ def milestones(path_or_name) -> list[Milestone]:
     """A model's stages in training order: the random start (where its checksum was recorded), the
     milestones kept in its folder, and the folder's own weights. A folder without training facts (a
     model of your own) lists only itself."""
-    folder = resolve(path_or_name)
+    folder = locate(path_or_name)
     facts = read_facts(folder)
     if facts is None:
         return [Milestone(folder.name, 0, 0, None, None, None, folder)]

@@ -81,6 +81,20 @@ def make_synthetic(scheme: str = "transformer", tokens=None, n_layers: int = 3, 
                       final=states[-1], meta=dict(model=f"synthetic-{scheme}", scheme=scheme))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def hub_offline():
+    """No test asks the real Hugging Face Hub: a model name that is no folder is looked for in the local Hub cache
+    only (macaron.hub reads HF_HUB_OFFLINE when a name is opened; tests/test_hub.py serves a Hub on 127.0.0.1 where
+    it downloads). Apps the tests serve inherit it."""
+    old = os.environ.get("HF_HUB_OFFLINE")
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    yield
+    if old is None:
+        os.environ.pop("HF_HUB_OFFLINE", None)
+    else:
+        os.environ["HF_HUB_OFFLINE"] = old
+
+
 @pytest.fixture(scope="session")
 def synthetic():
     """Trajectories without a model: make_synthetic(scheme, tokens, ...)."""

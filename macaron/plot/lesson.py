@@ -27,6 +27,7 @@ from ..loading import load
 from ..milestones import Milestone, milestones
 from ..reading import InputError
 from ..schemes import SCHEMES
+from ..sources import locate
 from .compare import compare
 from .lab import convergence, toy_particles
 from .particles import logit_lens, particles
@@ -83,7 +84,7 @@ class Models:
 
 def _folder(name_or_path) -> Path:
     """A model folder (a shipped name or a path), checked to hold a model: a clear CheckpointError otherwise."""
-    folder = resolve(name_or_path)
+    folder = locate(name_or_path)
     if not (folder / "config.json").is_file():
         raise CheckpointError(f"{folder}: not a model folder (no config.json); a shipped name is one of {available()}")
     return folder
