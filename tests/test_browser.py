@@ -525,8 +525,10 @@ def test_lab_draws_the_race_with_a_legend_clear_of_the_plot(server, page):
     curves, diffs = heading.first.locator(f"{after}[1]"), heading.first.locator(f"{after}[2]")
     curves.scroll_into_view_if_needed()
     shown = curves.locator(".legendtext").evaluate_all("els => els.map(e => e.textContent)")
-    seeds = Counter(r.scheme for r in race)
-    assert sorted(shown) == sorted(f"{get_scheme(s).short}, {n} seed{'s' if n > 1 else ''}" for s, n in seeds.items())
+    seeds = Counter((r.scheme, r.budget) for r in race)
+    several = len(zoo.budgets(race)) > 1
+    assert sorted(shown) == sorted(f"{get_scheme(s).short}{f', {zoo.millions(b)}' if several else ''}, "
+                                   f"{n} seed{'s' if n > 1 else ''}" for (s, b), n in seeds.items())
     items = [b for b in (x.bounding_box() for x in curves.locator(".legend .traces").all())]
     plot = curves.locator(".nsewdrag").first.bounding_box()
     assert min(b["x"] for b in items) >= plot["x"] + plot["width"] - 1, (items, plot)  # right of the plot, not on it
@@ -536,8 +538,22 @@ def test_lab_draws_the_race_with_a_legend_clear_of_the_plot(server, page):
     ticks = diffs.locator(".ytick text").evaluate_all(
         "els => els.map(e => [e.getBoundingClientRect().top, e.textContent])")
     rows = [text for _, text in sorted(ticks)]  # top to bottom, as read
-    assert rows == [f"{get_scheme(d['a']).short} − {get_scheme(d['b']).short}" for d in zoo.differences(race)]
+    assert rows == [zoo.label(d, several) for d in zoo.differences(race)]
     shoot(page, "lab_race")
+    gaps = heading.first.locator(f"{after}[3]")  # the Transformer − control gap along training
+    gaps.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    drawn = gaps.locator("text").evaluate_all("els => els.map(e => e.textContent)")
+    assert "Lie–Trotter − Lie–Trotter, G halved: the gap in held-out loss along training" in drawn
+    assert {"against tokens seen", "aligned at each run's plateau exit", "Lie–Trotter leaves the plateau",
+            "Lie–Trotter, G halved leaves the plateau"} <= set(drawn)
+    for budget in zoo.budgets(race):
+        paths = [p for p in zoo.paths(race) if p["budget"] == budget]
+        seeds = ", ".join(str(p["seed"]) for p in paths)
+        assert f"{zoo.millions(budget)} tokens, seed{'s' if len(paths) > 1 else ''} {seeds}" in drawn
+    box = gaps.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 1280  # the whole figure on the page
+    shoot(page, "lab_race_gaps")
 
 
 def test_lab_draws_a_trained_flows_measured_orders(tokenizer, browser, tmp_path):

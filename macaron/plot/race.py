@@ -95,9 +95,10 @@ def gaps(paths: list[dict], height: int = 400) -> object:
         group = zoo.millions(p["budget"])
         seeds = sorted(q["seed"] for q in paths if q["budget"] == p["budget"])
         name = f"{group} tokens, seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
-        heavy = p["budget"] == longest and len({q["budget"] for q in paths}) > 1
-        line = dict(color=color if heavy else _rgba(color, 0.55), width=3 if heavy else 1.5,
-                    dash="solid" if heavy else "dot")
+        several = len({q["budget"] for q in paths}) > 1  # then the shorter budgets' lines recede
+        faint = several and p["budget"] != longest
+        line = dict(color=_rgba(color, 0.55) if faint else color, width=1.5 if faint else (3 if several else 2),
+                    dash="dot" if faint else "solid")
         hover = f"{group}, seed {p['seed']}"
         data.append(dict(type="scatter", mode="lines", x=np.array(p["tokens"]) / 1e6, y=p["difference"],
                          name=name, legendgroup=group, showlegend=group not in shown, line=line,
