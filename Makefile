@@ -23,12 +23,12 @@ test: setup browser
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt requirements-peers.txt pyproject.toml
+# pyproject.toml is the one list of dependencies: the library's, the app's and the tests' (its extras).
+$(STAMP): pyproject.toml requirements-peers.txt
 	test -d $(VENV) || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q -r requirements.txt
+	$(BIN)/pip install -q -e ".[app,test]"
 	$(BIN)/pip install -q --no-deps $(BYO)
 	$(BIN)/pip install -q --no-deps -r requirements-peers.txt
-	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 # Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser), and poppler's
