@@ -73,11 +73,17 @@ $(CACHE)/packed/manifest.json: | setup
 train-mini: setup data
 	$(BIN)/python -m macaron.train.pretrain $(MINI) --detach $(call continue,$(MINI_RUN)) $(PHASE)
 
+# Publishing loses nothing unless told in so many words: a folder that exists in pretrained/ (or pretrained/race/) is
+# replaced only with REPLACE=1, and a run that has not finished its budget is published only with UNFINISHED=1 (a
+# long run committed as it goes). Either refusal comes before anything is written.
+PUBLISH := $(strip $(BIN)/python -m macaron.train.publish $(if $(filter 1,$(REPLACE)),--replace) \
+           $(if $(filter 1,$(UNFINISHED)),--unfinished))
+
 # The run's newest milestone into pretrained/, with its stages (milestones/plateau and rise: the recipe keeps a
-# milestone at every evaluation), then commit it. Publishing replaces pretrained/<name>; a stage that was not kept
-# (a run warm-started past its plateau) stops it before anything is replaced.
+# milestone at every evaluation), then commit it. Replacing the shipped minis: make publish-mini REPLACE=1; a stage
+# that was not kept (a run warm-started past its plateau) stops it before anything is replaced.
 publish-mini: setup
-	$(BIN)/python -m macaron.train.publish $(MINI_RUN) --with-milestones
+	$(PUBLISH) $(MINI_RUN) --with-milestones
 
 # The Random Synthesizer and the FLOATER mini: the minis' recipe, seed and stream of batches, so both compare
 # with transformer-mini at equal tokens (docs/training-notes.md says why the Random Synthesizer).
@@ -88,9 +94,9 @@ VARIANTS     := --models synthesizer-random-mini,floater-mini $(RECIPE) --run-di
 train-variants: setup data
 	$(BIN)/python -m macaron.train.pretrain $(VARIANTS) --detach $(call continue,$(VARIANTS_RUN)) $(PHASE)
 
-# Final weights only, as shipped (no stages). Publishing replaces their folders in pretrained/.
+# Final weights only, as shipped (no stages). Their folders in pretrained/ exist: REPLACE=1 replaces them.
 publish-variants: setup
-	$(BIN)/python -m macaron.train.publish $(VARIANTS_RUN)
+	$(PUBLISH) $(VARIANTS_RUN)
 
 # The paper's size (6 × 512), the same recipe but half the peak rate: with Adam a layer's change per step
 # grows with its width, so 5e-4 at 512 moves features about as far as 1e-3 at 256 (docs/training-notes.md).
@@ -103,9 +109,9 @@ train-small: setup data
 	$(BIN)/python -m macaron.train.pretrain $(SMALL) --detach $(call continue,$(SMALL_RUN)) $(PHASE)
 
 # Final weights only: the stages fall on evaluations (every 500 steps) and this recipe keeps a milestone every 2,000,
-# so it cannot ship them (the shipped pair has none). Publishing replaces pretrained/transformer-small and macaron-small.
+# so it cannot ship them (the shipped pair has none). REPLACE=1 replaces pretrained/transformer-small and macaron-small.
 publish-small: setup
-	$(BIN)/python -m macaron.train.publish $(SMALL_RUN)
+	$(PUBLISH) $(SMALL_RUN)
 
 # Depth as time (issue 38, docs/training-notes.md): one shared layer run for 6 steps of h = 0.5 (T = 3), norms
 # without gain (every state on one sphere), Macaron's halves tied; the minis' recipe and stream, plus a penalty
@@ -121,10 +127,10 @@ ODE     := --models transformer-ode,macaron-ode $(subst --keep-every 250,--keep-
 train-ode: setup data
 	$(BIN)/python -m macaron.train.pretrain $(ODE) --detach $(call continue,$(ODE_RUN)) $(PHASE)
 
-# publishing replaces the folders, so the orders the lab and the cards show are measured again on the published
+# publishing (REPLACE=1) replaces the folders, so the orders the lab and the cards show are measured again on the published
 # weights (16 sentences, 4 run to T: about 10 minutes on 2 threads)
 publish-ode: setup
-	$(BIN)/python -m macaron.train.publish $(ODE_RUN)
+	$(PUBLISH) $(ODE_RUN)
 	$(BIN)/python -m macaron.orders transformer-ode macaron-ode --save
 	$(BIN)/python -m macaron.train.card pretrained/transformer-ode pretrained/macaron-ode
 
@@ -133,10 +139,18 @@ publish-ode: setup
 # seed's schemes see the same stream in whichever run they train: two at a time, in the pairs the plan names.
 #   make race SEED=1 MODELS=transformer-mini,transformer-halves-mini      then, once its log says saved:
 #   make publish-race SEED=1 MODELS=transformer-mini,transformer-halves-mini   (SHIP=transformer-halves-mini: whole)
-# A longer race (issue 61): TOKENS=60e6 on both commands; its run and its stored curves get folders of their own.
-SEED     ?= 0
-MODELS   ?= macaron-mini,transformer-halves-mini
+# SEED and MODELS have no defaults: a forgotten one would train, or publish, another run than meant. SHIP= a name
+# in pretrained/ (macaron-mini: the shipped 40 M-token one) is a replacement, so it needs REPLACE=1 as well.
+# A longer race: TOKENS=60e6 on both commands; its run and its stored curves get folders of their own.
 TOKENS   ?= 20e6
+ifneq ($(filter race publish-race,$(MAKECMDGOALS)),)
+ifeq ($(strip $(SEED)),)
+$(error make race and make publish-race need SEED and MODELS, e.g. make race SEED=1 MODELS=transformer-mini,transformer-halves-mini)
+endif
+ifeq ($(strip $(MODELS)),)
+$(error make race and make publish-race need SEED and MODELS, e.g. make race SEED=1 MODELS=transformer-mini,transformer-halves-mini)
+endif
+endif
 comma    := ,
 RACE_RUN  = $(CACHE)/runs/race/$(TOKENS)/seed-$(SEED)/$(subst $(comma),+,$(MODELS))
 # the 20 M runs are stored in pretrained/race/seed-<s>/, runs of another budget under pretrained/race/<tokens>/
@@ -149,7 +163,7 @@ race: setup data
 	  $(if $(wildcard $(RACE_RUN)/checkpoint/state.json $(RACE_RUN)/checkpoint.old/state.json),--resume,)
 
 publish-race: setup
-	$(BIN)/python -m macaron.train.publish $(RACE_RUN) --race pretrained/race/$(RACE_BUDGET)seed-$(SEED) --ship "$(SHIP)"
+	$(PUBLISH) $(RACE_RUN) --race pretrained/race/$(RACE_BUDGET)seed-$(SEED) --ship "$(SHIP)"
 
 # Every figure the README gives for the published ODE pair: the held-out rows with the bootstrap difference, the
 # refinement change (n = 2, 4, 8) and the long-time clustering to 16 T (the orders: publish-ode saved them).
