@@ -605,9 +605,9 @@ def test_fit_minutes_run_detached_fits_the_clock_resumable_and_small_files(packe
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     t0 = time.time()
     started = subprocess.run([sys.executable, "-m", "macaron.train.pretrain", *plan, *tiny_widths, "--detach"],
-                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-    assert started.returncode == 0 and "pid" in started.stdout, started.stderr
-    assert time.time() - t0 < 20, "--detach must return at once"
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert started.returncode == 0 and "its checks passed, it trains from step 0" in started.stdout, started.stderr
+    assert time.time() - t0 < 60, "--detach must return once the trainer's checks have passed"
     watched = subprocess.run([sys.executable, "-m", "macaron.train.watch", str(run_dir), "--seconds", "170",
                               "--every", "2"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=200)
     wall = time.time() - t0
@@ -650,7 +650,17 @@ def test_detach_refuses_a_run_folder_whose_trainer_is_still_at_work(tmp_path, ca
             break
         time.sleep(0.05)
     started = []
-    monkeypatch.setattr(pretrain.subprocess, "Popen", lambda *a, **k: started.append(a) or busy)
+
+    class Passes:  # a trainer that passes its checks at once
+        pid, returncode = 4321, None
+
+        def __init__(self, env):
+            Path(env[pretrain.READY]).write_text(json.dumps({"pid": self.pid, "step": 0, "total_steps": 3}))
+
+        def poll(self):
+            return None
+
+    monkeypatch.setattr(pretrain.subprocess, "Popen", lambda *a, **k: started.append(a) or Passes(k["env"]))
     argv = ["--models", "transformer-mini", "--tokens", "1e3", "--run-dir", str(run_dir), "--detach"]
     try:
         (run_dir / "train.pid").write_text(f"{busy.pid}\n")
@@ -661,6 +671,34 @@ def test_detach_refuses_a_run_folder_whose_trainer_is_still_at_work(tmp_path, ca
         busy.kill()
         busy.wait()
     assert pretrain.main(argv) == 0 and len(started) == 1  # the pid is gone: the run starts (or resumes)
+    assert "pid 4321" in capsys.readouterr().out and not (run_dir / "train.ready").exists()
+
+
+def test_a_detached_start_says_whether_it_started(tiny, tmp_path, capsys):
+    """--detach waits for the trainer's checks: a resume refused after the data is read (its checkpoint has another
+    budget) is --detach's own exit code and message, not only a line in train.log; a start that passes them says
+    where it trains from and where later errors show."""
+    first = ["--steps", "2", "--eval-every", "2"]
+    assert run(tiny, tmp_path, *first, name="d")[0] == 0  # a finished run of 2 steps
+    capsys.readouterr()
+    code, model_dir, _ = run(tiny, tmp_path, "--steps", "4", "--eval-every", "2", "--resume", "--detach", name="d")
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and "total_steps: checkpoint 2 vs now 4" in err, err
+    run_dir = model_dir.parent
+    assert "total_steps: checkpoint 2 vs now 4" in (run_dir / "train.log").read_text()
+    code, _, _ = run(tiny, tmp_path, *first, "--resume", "--detach", name="d")
+    out = capsys.readouterr().out
+    assert code == 0 and "its checks passed, it trains from step 2 of 2" in out, out
+    assert f"python -m macaron.train.watch {run_dir} (later errors show there)" in out
+    pid = int((run_dir / "train.pid").read_text())
+    for _ in range(1200):  # that trainer ends at once (the run is at its budget): reap it before the next test
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                break
+        except ChildProcessError:  # reaped already
+            break
+        time.sleep(0.1)
+    assert not (run_dir / "train.ready").exists()
 
 
 # ---- held-out evaluation: baselines that tell reading context from counting words -------------
