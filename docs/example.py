@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Macaron Explorer from a notebook
 # The app's main views from the library alone: the particles animation, the logit lens, attribution,
-# Transformer against Macaron (side by side, Procrustes, CKA) and the splitting lab's convergence.
+# Transformer against Macaron (side by side, Procrustes, CKA), the splitting lab's convergence and the
+# Dynamics page's token cloud over depth and its attention leaders.
 #
 #     .venv/bin/python docs/example.py                  # shipped models; prints where the HTML files went
 #     .venv/bin/python docs/example.py --out views --transformer path/to/a --macaron path/to/b
@@ -15,7 +16,8 @@ import tempfile
 from pathlib import Path
 
 import macaron
-from macaron import analysis, plot, toy
+from macaron import analysis, dynamics, plot, sentences, toy
+from macaron.plot import dynamics as dynamics_plot
 
 parser = argparse.ArgumentParser(description="Write the explorer's main views as HTML files.")
 parser.add_argument("--transformer", default="transformer-mini", help="a shipped model's name or a folder")
@@ -66,6 +68,17 @@ system = toy.linear_system(n=24)
 x0 = toy.initial_positions(24, 2)
 figures["convergence"] = plot.convergence(toy.convergence_study(system, x0), "euler")
 figures["lab-particles"] = plot.toy_particles(toy.particle_paths(system, x0, n_steps=8), magnify=10)
+
+# %% [markdown]
+# ## Dynamics: the particle theory's measures over depth, two models on one sentence set
+
+# %%
+texts = sentences.read("everyday")[:32]  # the app measures all 318; 32 took 3 s of CPU for the two minis
+sets = [dynamics.measure_set(x, texts, max_tokens=32) for x in (t, m)]
+figures["dynamics-clusters"] = dynamics_plot.over_depth(sets, "clusters", ["Transformer", "Macaron"])
+figures["dynamics-leaders"] = dynamics_plot.leaders(sets, ["Transformer", "Macaron"])
+print("effective clusters, median over sentences, embedding → last state: " + "; ".join(
+    f"{s.model} {s.state['clusters'].median[0]:.1f} → {s.state['clusters'].median[-1]:.1f}" for s in sets))
 
 # %%
 for name, fig in figures.items():

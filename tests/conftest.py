@@ -3,7 +3,12 @@ and a Macaron) saved as real checkpoint folders, the environment variable that p
 them (MACARON_MODELS_DIR), and synthetic trajectories for tests that need no model.
 
 The app's own modules (app/explorer_*.py) import as Streamlit imports them, with app/ on the
-path: pyproject.toml sets pytest's `pythonpath`."""
+path: pyproject.toml sets pytest's `pythonpath`.
+
+Two markers (registered in pyproject.toml), given here by file and by fixture rather than test by test, so that
+a new test in one of these files is marked too: `browser`, the tests that drive Chromium or a served app;
+`slow`, the files that train models or hold our loaders against Hugging Face's models and real weights, and
+any test that loads all-MiniLM-L6-v2's weights. `make test-fast` runs `-m "not browser and not slow"`."""
 from __future__ import annotations
 
 import os
@@ -27,6 +32,19 @@ SENTENCES = [
     "she played the piano while he washed the dishes .",
 ]
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+BROWSER_FILES = {"test_browser.py", "test_lesson_browser.py", "test_server.py"}
+SLOW_FILES = {"test_train.py", "test_hf_families.py", "test_decoders.py", "test_peers.py", "test_shipped.py",
+              "test_ode_models.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """The markers `browser` and `slow`, by the test's file and the fixtures it uses."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if item.path.name in BROWSER_FILES or "browser" in fixtures:
+            item.add_marker(pytest.mark.browser)
+        if item.path.name in SLOW_FILES or "hf_bert_folder" in fixtures:
+            item.add_marker(pytest.mark.slow)
 
 
 def tiny_tokenizer():

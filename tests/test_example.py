@@ -14,5 +14,6 @@ def test_example_writes_every_view(models_dir, tmp_path, monkeypatch, capsys):
     runpy.run_path(str(ROOT / "docs" / "example.py"))
     views = {p.stem for p in tmp_path.glob("*.html")}
     assert views == {"particles", "logit-lens", "attribution", "mixing", "rhythm", "compare", "overlay", "cka",
-                     "convergence", "lab-particles"}
-    assert "Procrustes residual" in capsys.readouterr().out
+                     "convergence", "lab-particles", "dynamics-clusters", "dynamics-leaders"}
+    out = capsys.readouterr().out
+    assert "Procrustes residual" in out and "effective clusters, median over sentences" in out

@@ -605,9 +605,9 @@ def test_fit_minutes_run_detached_fits_the_clock_resumable_and_small_files(packe
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     t0 = time.time()
     started = subprocess.run([sys.executable, "-m", "macaron.train.pretrain", *plan, *tiny_widths, "--detach"],
-                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-    assert started.returncode == 0 and "pid" in started.stdout, started.stderr
-    assert time.time() - t0 < 20, "--detach must return at once"
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert started.returncode == 0 and "its checks passed, it trains from step 0" in started.stdout, started.stderr
+    assert time.time() - t0 < 60, "--detach must return once the trainer's checks have passed"
     watched = subprocess.run([sys.executable, "-m", "macaron.train.watch", str(run_dir), "--seconds", "170",
                               "--every", "2"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=200)
     wall = time.time() - t0
@@ -650,7 +650,17 @@ def test_detach_refuses_a_run_folder_whose_trainer_is_still_at_work(tmp_path, ca
             break
         time.sleep(0.05)
     started = []
-    monkeypatch.setattr(pretrain.subprocess, "Popen", lambda *a, **k: started.append(a) or busy)
+
+    class Passes:  # a trainer that passes its checks at once
+        pid, returncode = 4321, None
+
+        def __init__(self, env):
+            Path(env[pretrain.READY]).write_text(json.dumps({"pid": self.pid, "step": 0, "total_steps": 3}))
+
+        def poll(self):
+            return None
+
+    monkeypatch.setattr(pretrain.subprocess, "Popen", lambda *a, **k: started.append(a) or Passes(k["env"]))
     argv = ["--models", "transformer-mini", "--tokens", "1e3", "--run-dir", str(run_dir), "--detach"]
     try:
         (run_dir / "train.pid").write_text(f"{busy.pid}\n")
@@ -661,6 +671,34 @@ def test_detach_refuses_a_run_folder_whose_trainer_is_still_at_work(tmp_path, ca
         busy.kill()
         busy.wait()
     assert pretrain.main(argv) == 0 and len(started) == 1  # the pid is gone: the run starts (or resumes)
+    assert "pid 4321" in capsys.readouterr().out and not (run_dir / "train.ready").exists()
+
+
+def test_a_detached_start_says_whether_it_started(tiny, tmp_path, capsys):
+    """--detach waits for the trainer's checks: a resume refused after the data is read (its checkpoint has another
+    budget) is --detach's own exit code and message, not only a line in train.log; a start that passes them says
+    where it trains from and where later errors show."""
+    first = ["--steps", "2", "--eval-every", "2"]
+    assert run(tiny, tmp_path, *first, name="d")[0] == 0  # a finished run of 2 steps
+    capsys.readouterr()
+    code, model_dir, _ = run(tiny, tmp_path, "--steps", "4", "--eval-every", "2", "--resume", "--detach", name="d")
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and "total_steps: checkpoint 2 vs now 4" in err, err
+    run_dir = model_dir.parent
+    assert "total_steps: checkpoint 2 vs now 4" in (run_dir / "train.log").read_text()
+    code, _, _ = run(tiny, tmp_path, *first, "--resume", "--detach", name="d")
+    out = capsys.readouterr().out
+    assert code == 0 and "its checks passed, it trains from step 2 of 2" in out, out
+    assert f"python -m macaron.train.watch {run_dir} (later errors show there)" in out
+    pid = int((run_dir / "train.pid").read_text())
+    for _ in range(1200):  # that trainer ends at once (the run is at its budget): reap it before the next test
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                break
+        except ChildProcessError:  # reaped already
+            break
+        time.sleep(0.1)
+    assert not (run_dir / "train.ready").exists()
 
 
 # ---- held-out evaluation: baselines that tell reading context from counting words -------------
@@ -813,7 +851,7 @@ def test_a_run_resumed_on_another_cpu_records_each_precision(tiny, tmp_path, mon
     monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"bf16"}))  # Arm BF16: SDPA
     assert run(tiny, tmp_path, *args, "--stop-after", "3", name="r")[0] == 0
     shipped = tmp_path / "shipped"
-    publish.publish(tmp_path / "run-r", shipped)
+    publish.publish(tmp_path / "run-r", shipped, unfinished=True)  # step 3 of 6
     assert json.loads((shipped / "r" / "training.json").read_text())["precisions"] == [[0, "bf16", "sdpa"]]
     monkeypatch.setattr(P, "cpu_flags", lambda *a: frozenset({"avx2"}))
     code, _, out = run(tiny, tmp_path, *args, "--resume", name="r")
@@ -877,7 +915,7 @@ def test_weights_published_before_a_config_field_existed_still_warm_start(tiny, 
     args = ["--steps", "4", "--eval-every", "2", "--keep-every", "2", "--device", "cpu"]
     assert run(tiny, tmp_path, *args, "--stop-after", "2", name="r")[0] == 0
     shipped = tmp_path / "shipped"
-    publish.publish(tmp_path / "run-r", shipped)
+    publish.publish(tmp_path / "run-r", shipped, unfinished=True)  # step 2 of 4
     facts = json.loads((shipped / "r" / "training.json").read_text())
     for field in ("shared", "step", "tied_halves"):
         del facts["config"][field]
@@ -946,7 +984,7 @@ def test_warm_start_rejoins_the_data_order_at_the_published_step(tiny, tmp_path)
     code, run_b, _ = run(tiny, tmp_path, *args, "--stop-after", "20", name="b")
     assert code == 0
     shipped = tmp_path / "shipped"
-    publish.publish(run_b.parent, shipped)
+    publish.publish(run_b.parent, shipped, unfinished=True)  # step 20 of 40: committed as it goes
     assert json.loads((shipped / "b" / "training.json").read_text())["steps"] == 20
     shutil.rmtree(run_b.parent)  # the machine is new
     code, run_c, out_c = run(tiny, tmp_path, *args, "--warm-start", str(shipped), "--rewarm", "3", name="b")
@@ -1247,8 +1285,8 @@ def test_a_resumed_run_may_raise_the_move_penalty_and_its_card_says_from_when(ti
 
 
 def test_publishing_with_stages_that_were_not_kept_replaces_nothing(tiny, tmp_path, monkeypatch):
-    """`make publish-mini` replaces the shipped folders: a stage whose milestone the run did not keep (a run
-    warm-started past its plateau) stops it before any shipped folder is touched."""
+    """`make publish-mini REPLACE=1` replaces the shipped folders: a stage whose milestone the run did not keep (a
+    run warm-started past its plateau) stops it before any shipped folder is touched."""
     from macaron.train import publish
 
     code, run_dir, _ = run(tiny, tmp_path, "--steps", "8", "--eval-every", "4", "--keep-every", "4")
@@ -1257,7 +1295,92 @@ def test_publishing_with_stages_that_were_not_kept_replaces_nothing(tiny, tmp_pa
     (shipped / "milestones" / "plateau").mkdir(parents=True)
     (shipped / "milestones" / "plateau" / "kept.txt").write_text("the shipped stage")
     monkeypatch.setattr(publish, "stages_of_learning", lambda m: {"plateau": 2, "rise": 4})  # step 2 was not kept
-    with pytest.raises(FileNotFoundError, match="plateau milestone was not kept"):
-        publish.publish(run_dir.parent, shipped.parent, with_milestones=True)
+    with pytest.raises(FileNotFoundError, match="plateau milestone was not kept"):  # even when told to replace
+        publish.publish(run_dir.parent, shipped.parent, with_milestones=True, replace=True)
     assert (shipped / "milestones" / "plateau" / "kept.txt").read_text() == "the shipped stage"
     assert not (shipped / "config.json").exists()
+
+
+# ---- publishing loses nothing unless told: --replace, --unfinished, and the Makefile's REPLACE, UNFINISHED, SEED ----
+def _facts(folder: Path, steps: int, budget: int, tokens_per_step: int = 100) -> Path:
+    """A model folder as far as publishing reads it: training.json (steps of the budget) and a curve."""
+    folder.mkdir(parents=True)
+    facts = {"steps": steps, "budget_steps": budget, "tokens": tokens_per_step * steps,
+             "final": {"loss": 9 - steps / 8, "accuracy": steps / 80}}
+    (folder / "training.json").write_text(json.dumps(facts))
+    (folder / "metrics.jsonl").write_text("")
+    return folder
+
+
+def _steps(folder: Path) -> int:
+    return json.loads((folder / "training.json").read_text())["steps"]
+
+
+def _refused(capsys, *words: str):
+    """A refusal: one line on stderr, no traceback, every word in it."""
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err, err
+    assert all(w in err for w in words), err
+
+
+def test_publish_refuses_an_unfinished_run_and_an_existing_folder_unless_told(tmp_path, capsys):
+    from macaron.train import publish
+
+    run_dir, out = tmp_path / "run", tmp_path / "pretrained"
+    _facts(run_dir / "tiny" / "milestones" / "step-000004", 4, 8)  # a milestone: the run is half-way
+    argv = [str(run_dir), "--out", str(out)]
+    assert publish.main(argv) == 2
+    _refused(capsys, "step 4 of its 8: the run has not finished its budget", "--unfinished", "UNFINISHED=1")
+    assert not out.exists()
+    assert publish.main([*argv, "--unfinished"]) == 0 and _steps(out / "tiny") == 4  # committed as it goes
+    _facts(run_dir / "tiny" / "milestones" / "step-000008", 8, 8)  # the run's end
+    assert publish.main(argv) == 2
+    _refused(capsys, f"{out / 'tiny'}: exists; publishing would replace it", "--replace", "REPLACE=1")
+    assert _steps(out / "tiny") == 4
+    assert publish.main([*argv, "--replace"]) == 0 and _steps(out / "tiny") == 8
+
+
+def test_publish_race_refuses_unfinished_models_and_replacing_curves_or_a_shipped_model(tmp_path, capsys):
+    """SHIP=macaron-mini would put a 20 M-token race model in place of the shipped 40 M-token one: a replacement."""
+    from macaron.train import publish
+
+    run_dir, race, shipped = tmp_path / "run", tmp_path / "race" / "seed-0", tmp_path / "pretrained"
+    for name in ("macaron-mini", "transformer-halves-mini"):
+        _facts(run_dir / "models" / name, 8, 8)
+    _facts(shipped / "macaron-mini", 24, 24, tokens_per_step=1000)  # the shipped one, 40 M tokens in truth
+    argv = [str(run_dir), "--race", str(race), "--out", str(shipped)]
+    assert publish.main([*argv, "--ship", "macaron-mini"]) == 2
+    _refused(capsys, f"{shipped / 'macaron-mini'}: exists; publishing would replace it", "--replace")
+    assert not race.exists() and _steps(shipped / "macaron-mini") == 24  # nothing written, curves neither
+    assert publish.main(argv) == 0 and _steps(race / "macaron-mini") == 8  # the curves alone: new folders
+    assert publish.main(argv) == 2
+    _refused(capsys, f"{race / 'macaron-mini'}, {race / 'transformer-halves-mini'}: exists")
+    assert publish.main([*argv, "--ship", "macaron-mini", "--replace"]) == 0
+    assert _steps(shipped / "macaron-mini") == 8
+    early = tmp_path / "early"
+    _facts(early / "models" / "macaron-mini", 5, 8)
+    assert publish.main([str(early), "--race", str(tmp_path / "race2"), "--out", str(shipped)]) == 2
+    _refused(capsys, "step 5 of its 8: the run has not finished its budget")
+    assert not (tmp_path / "race2").exists()
+
+
+def test_make_publish_passes_replace_and_unfinished_and_the_race_needs_seed_and_models():
+    """`make -n` prints the commands: REPLACE=1 and UNFINISHED=1 pass the flags, nothing else does; make race and
+    make publish-race stop at once, with one line, without SEED or MODELS."""
+    def make(*args):
+        env = {k: v for k, v in os.environ.items() if k not in ("SEED", "MODELS", "REPLACE", "UNFINISHED", "MAKEFLAGS")}
+        return subprocess.run(["make", "-n", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+
+    last = [make("publish-mini", *a).stdout.strip().splitlines()[-1] for a in ((), ("REPLACE=0",), ("REPLACE=1",))]
+    assert "--replace" not in last[0] + last[1] and "--unfinished" not in last[0]
+    assert "publish --replace " in last[2] and last[2].endswith("runs/mini --with-milestones")
+    for target in ("race", "publish-race"):
+        for given in ((), ("SEED=1",), ("MODELS=macaron-mini,transformer-halves-mini",)):
+            done = make(target, *given)
+            assert done.returncode == 2 and "need SEED and MODELS, e.g. make race SEED=1" in done.stderr, done.stderr
+            assert done.stdout == ""  # nothing ran, not even the set-up
+    done = make("publish-race", "SEED=1", "MODELS=transformer-mini,macaron-mini", "SHIP=macaron-mini", "REPLACE=1",
+                "UNFINISHED=1")
+    command = done.stdout.strip().splitlines()[-1]
+    assert done.returncode == 0 and "--replace --unfinished" in command and "--ship \"macaron-mini\"" in command
+    assert "race/20e6/seed-1/transformer-mini+macaron-mini --race pretrained/race/seed-1 " in command

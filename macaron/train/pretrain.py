@@ -27,8 +27,10 @@ the new budget, which the checkpoint keeps from then on. Precision: bf16 autocas
 GPU does bf16 natively, float32 elsewhere (`precision.py`). `--stop-after STEP` ends a run at STEP with its
 checkpoint, for `--resume` to continue (a long run over several sessions). Under DDP the processes' copies
 of each model are compared (SHA-256) before every checkpoint: only rank 0 saves, so a drift would go unseen.
-`--detach` starts the same command under `setsid nohup`, logging to `<run-dir>/train.log`, and
-returns; `python -m macaron.train.watch <run-dir>` follows it.
+`--detach` starts the same command under `setsid nohup`, logging to `<run-dir>/train.log`, and waits until
+that trainer has passed its checks (data, checkpoint, budget, phase: it writes `<run-dir>/train.ready`), has exited
+(its refusal is printed and the exit code is not 0) or DETACH_WAIT seconds have gone by; later errors show in
+`python -m macaron.train.watch <run-dir>`, which follows it.
 
 Beside this file: the objective (MaskedLM, optimizer_for, Schedule) in `objective.py`, the command line in
 `options.py`, the processes in `distributed.py`, checkpoints and warm starts in `resume.py`, where a run stands
@@ -456,6 +458,20 @@ class Run:
             self.pool.shutdown()
 
 
+READY = "MACARON_READY_FILE"  # set by --detach: the file its trainer writes once its checks have passed
+DETACH_WAIT = 300.0  # at most this many seconds --detach waits for it (the checks read the data and the checkpoint)
+
+
+def ready(run: Run):
+    """Tell a waiting --detach (READY) that the run passed its checks: where it starts and its budget."""
+    where = os.environ.pop(READY, None)
+    if where and run.dist.main:
+        doc = {"pid": os.getpid(), "step": run.place.step, "total_steps": run.place.total_steps}
+        tmp = Path(f"{where}.tmp")
+        tmp.write_text(json.dumps(doc) + "\n")
+        os.replace(tmp, where)  # whole or not at all: --detach reads it as soon as it is there
+
+
 def train(args) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -466,6 +482,7 @@ def train(args) -> int:
         run.open()
         run.build()
         run.start()
+        ready(run)
         run.fit_budget()
         if run.loop():
             run.finish()
@@ -475,24 +492,51 @@ def train(args) -> int:
         dist.close()
 
 
-def detach(args) -> int:
+def detach(args, wait: float | None = None) -> int:
     """Start this command again in its own session, immune to hang-ups, logging to <run-dir>/train.log; never a
-    second trainer on a run folder whose trainer is still at work (a run resumed across sessions)."""
+    second trainer on a run folder whose trainer is still at work (a run resumed across sessions). Then wait until
+    the trainer has passed its checks, or has exited (a refusal: printed, and its exit code returned), or `wait`
+    seconds (DETACH_WAIT) have gone by."""
     if (pid := trainer_pid(args.run_dir)) is not None:
         print(f"error: a trainer (pid {pid}) is still at work on {args.run_dir}: follow it with "
               f"python -m macaron.train.watch {args.run_dir}, or stop it (kill {pid}) and run this again to resume "
               f"from its last checkpoint", file=sys.stderr)
         return 2
     args.run_dir.mkdir(parents=True, exist_ok=True)
-    logfile = args.run_dir / "train.log"
+    logfile, flag = args.run_dir / "train.log", args.run_dir / "train.ready"
+    flag.unlink(missing_ok=True)
     argv = [a for a in args.argv if a != "--detach"]
+    before = logfile.stat().st_size if logfile.is_file() else 0
     with open(logfile, "ab") as out:
         proc = subprocess.Popen(["setsid", "nohup", sys.executable, "-m", "macaron.train.pretrain", *argv],
                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                env={**os.environ, "PYTHONUNBUFFERED": "1", READY: str(flag)})
     (args.run_dir / "train.pid").write_text(f"{proc.pid}\n")
-    print(f"training in the background: pid {proc.pid}, log {logfile}\n"
-          f"follow it with: python -m macaron.train.watch {args.run_dir}")
+    wait = DETACH_WAIT if wait is None else wait
+    deadline = time.time() + wait
+    while not flag.is_file() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    watch = f"python -m macaron.train.watch {args.run_dir}"
+    if flag.is_file():
+        doc = json.loads(flag.read_text())
+        flag.unlink(missing_ok=True)
+        where = f"from step {doc['step']:,} of {doc['total_steps']:,}" if doc.get("total_steps") else \
+            f"from step {doc['step']:,}"
+        print(f"training in the background: pid {proc.pid}, log {logfile}; its checks passed, it trains {where}\n"
+              f"follow it with: {watch} (later errors show there)")
+        return 0
+    if proc.poll() is not None and proc.returncode:  # it stopped before its checks passed: a refusal, or a crash
+        with open(logfile, "rb") as f:
+            f.seek(before)
+            said = f.read().decode(errors="replace").splitlines()
+        errors = [line for line in said if line.startswith("error: ")]  # a refusal says what is wrong in one line
+        print("\n".join(errors) if errors else "\n".join(said[-15:] + [
+            f"error: the trainer (pid {proc.pid}) exited with code {proc.returncode} before training; log {logfile}"]),
+            file=sys.stderr)
+        return proc.returncode if proc.returncode > 0 else 2
+    state = "it has ended" if proc.poll() is not None else f"its checks had not finished after {wait:.0f} s"
+    print(f"training in the background: pid {proc.pid}, log {logfile}; {state}\n"
+          f"follow it with: {watch} (it says whether it started; later errors show there)")
     return 0
 
 

@@ -7,9 +7,12 @@
     python -m macaron.train.publish RUN --race pretrained/race/seed-0 [--ship NAME]  (a race run: curves only)
 
 A milestone (`pretrain --keep-every`) is a complete model folder: float16 weights, config, tokenizer,
-metrics so far, training.json and a card that says how far the run is. Publishing replaces the
-folder `<out>/<name>` by it, so a long run can be committed as it goes and a later session can
-warm-start from what was committed (`pretrain --warm-start`). `--with-milestones` also ships two
+metrics so far, training.json and a card that says how far the run is. Publishing writes it to the
+folder `<out>/<name>`. Nothing is lost unless asked for in so many words: a folder that exists is replaced
+only with `--replace`, and a run that has not finished its budget (its milestone's training.json: steps
+before budget_steps) is published only with `--unfinished`, so that a long run can be committed as it goes
+and a later session can warm-start from what was committed (`pretrain --warm-start`). Either refusal comes
+before anything is written. `--with-milestones` also ships two
 stages of learning inside it, `milestones/plateau` (the last evaluation whose context effect is below
 0.05 nats) and `milestones/rise` (the first with at least half the published context effect), for
 `macaron.milestones` and `macaron.load(name, at=tokens)`.
@@ -21,7 +24,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..checkpoint import FACTS, read_json, read_metrics
+from ..checkpoint import FACTS, in_training, read_json, read_metrics
 from ..milestones import milestones as milestones_of
 from ..milestones import stages
 
@@ -40,6 +43,30 @@ def stages_of_learning(milestone: Path) -> dict[str, int]:
     return stages(evals, read_json(milestone / FACTS)["final"]["context_effect"])
 
 
+class Refused(Exception):
+    """Publishing would lose something (replace a folder, or ship a run before its end) without being told to."""
+
+
+def check_finished(folders: list[Path], unfinished: bool):
+    """Refuse model folders of a run that has not reached its budget (training.json: steps < budget_steps), unless
+    `unfinished`."""
+    if unfinished:
+        return
+    early = [f for f in folders if in_training(f)]
+    if early:
+        facts = read_json(early[0] / FACTS)
+        raise Refused(f"{', '.join(map(str, early))}: step {facts['steps']:,} of its {facts['budget_steps']:,}: the "
+                      f"run has not finished its budget; pass --unfinished (make: UNFINISHED=1) to publish it anyway")
+
+
+def check_new(targets: list[Path], replace: bool):
+    """Refuse to write over folders that exist, unless `replace`."""
+    there = [t for t in targets if t.exists()]
+    if there and not replace:
+        raise Refused(f"{', '.join(map(str, there))}: exists; publishing would replace it: pass --replace "
+                      f"(make: REPLACE=1) to replace it (git checkout pretrained/ brings the shipped folders back)")
+
+
 def _copy(source: Path, target: Path):
     """Replace target by a copy of source, never leaving half a folder behind."""
     tmp = target.with_name(f".{target.name}.publishing")
@@ -49,9 +76,11 @@ def _copy(source: Path, target: Path):
     tmp.rename(target)
 
 
-def publish(run_dir: Path, out: Path, step: int | None = None, with_milestones: bool = False) -> list[Path]:
+def publish(run_dir: Path, out: Path, step: int | None = None, with_milestones: bool = False, *,
+            replace: bool = False, unfinished: bool = False) -> list[Path]:
     """Copy the chosen milestone of every model of the run to out/<name>; returns the folders written. Everything
-    is found first: a missing milestone or stage leaves every shipped folder as it was."""
+    is found and checked first: a missing milestone or stage, a milestone before the run's end (unless
+    `unfinished`) or a folder out/<name> that exists (unless `replace`) leaves every shipped folder as it was."""
     run_dir, out = Path(run_dir), Path(out)
     names = sorted(p.parent.name for p in run_dir.glob("*/milestones"))
     if not names:
@@ -69,6 +98,8 @@ def publish(run_dir: Path, out: Path, step: int | None = None, with_milestones: 
                 raise FileNotFoundError(f"{kept_at}: the {label} milestone was not kept (train with --keep-every "
                                         f"equal to --eval-every)")
         plan[name] = chosen, stages
+    check_finished([chosen for chosen, _ in plan.values()], unfinished)
+    check_new([out / name for name in plan], replace)
     for name, (chosen, stages) in plan.items():
         _copy(chosen, out / name)
         for label, kept_at in stages.items():
@@ -77,16 +108,20 @@ def publish(run_dir: Path, out: Path, step: int | None = None, with_milestones: 
     return [out / name for name in names]
 
 
-def publish_race(models: Path, out: Path, ship: tuple[str, ...] = (),
-                 shipped: Path = ROOT / "pretrained") -> list[Path]:
+def publish_race(models: Path, out: Path, ship: tuple[str, ...] = (), shipped: Path = ROOT / "pretrained", *,
+                 replace: bool = False, unfinished: bool = False) -> list[Path]:
     """A race run's finished models (`pretrain --out`): each one's curve and facts to out/<name> (no weights:
-    macaron.zoo reads these), and the models named in `ship` whole to shipped/<name>, as the explorer's models."""
+    macaron.zoo reads these), and the models named in `ship` whole to shipped/<name>, as the explorer's models.
+    Checked first: models before their budget (unless `unfinished`), and folders that exist (unless `replace`:
+    a race model shipped as macaron-mini would replace the shipped 40 M-token one)."""
     folders = sorted(p.parent for p in Path(models).glob(f"*/{FACTS}"))
     if not folders:
         raise FileNotFoundError(f"{models}: no finished model folders (a race run writes them at its end)")
     unknown = set(ship) - {f.name for f in folders}
     if unknown:
         raise FileNotFoundError(f"{models}: no model {sorted(unknown)} to ship")
+    check_finished(folders, unfinished)
+    check_new([out / f.name for f in folders] + [shipped / name for name in sorted(ship)], replace)
     written = []
     for folder in folders:
         (out / folder.name).mkdir(parents=True, exist_ok=True)
@@ -106,18 +141,22 @@ def main(argv=None) -> int:
     p.add_argument("--step", type=int, default=None, help="the milestone of this step (default: the newest)")
     p.add_argument("--with-milestones", action="store_true", help="ship the plateau and rise milestones inside it")
     p.add_argument("--race", metavar="DIR", default=None,
-                   help="a race run (issue 47): copy each finished model's curve and facts to DIR/<name>")
+                   help="a race run (README, 'The race'): copy each finished model's curve and facts to DIR/<name>")
     p.add_argument("--ship", default="", help="with --race: comma list of models also shipped whole to --out")
+    p.add_argument("--replace", action="store_true", help="replace folders that exist (else publishing refuses)")
+    p.add_argument("--unfinished", action="store_true",
+                   help="publish a run that has not reached its budget (else publishing refuses)")
     args = p.parse_args(argv)
+    told = dict(replace=args.replace, unfinished=args.unfinished)
     try:
         if args.race:
             ship = tuple(n for n in args.ship.split(",") if n)
-            for folder in publish_race(Path(args.run_dir) / "models", Path(args.race), ship, Path(args.out)):
+            for folder in publish_race(Path(args.run_dir) / "models", Path(args.race), ship, Path(args.out), **told):
                 print(f"published {folder}")
             return 0
-        for folder in publish(Path(args.run_dir), Path(args.out), args.step, args.with_milestones):
+        for folder in publish(Path(args.run_dir), Path(args.out), args.step, args.with_milestones, **told):
             print(f"published {folder}: " + "; ".join(map(str, milestones_of(folder))))
-    except FileNotFoundError as e:
+    except (FileNotFoundError, Refused) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0

@@ -25,6 +25,7 @@ from .clean import (
     english_document,
     split_of,
 )
+from .fetch import missing
 from .sources import SOURCES, Source
 
 
@@ -146,6 +147,12 @@ def build_corpus(out: str | Path, sources: list[str] | None = None, skip: list[s
     out.mkdir(parents=True, exist_ok=True)
     cache.mkdir(parents=True, exist_ok=True)
     chosen, off = select_sources(sources, skip, table)
+    lacking = missing([f for src in chosen for f in src.fetchers], cache)
+    if lacking:  # before any download: the build would fail source by source, minutes later
+        raise CorpusError("this machine lacks what the downloads need: " + "; ".join(
+            f"{what} (for {', '.join(dict.fromkeys(specs))})" for what, specs in lacking.items())
+            + ". Install it (make data installs npm and apt-get's lists with apt-get, as root), or leave those "
+            "sources out with --skip")
     dedup, results, failed = Deduper(), [], {}
     for src in chosen:
         t = time.time()
