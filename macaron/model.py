@@ -339,6 +339,8 @@ class Model(nn.Module):
                     causal=c.causal)
         if program is not None:
             meta["program"] = [[i, [list(entry) for entry in plan]] for i, plan in program]
+        if getattr(self.tokenizer, "note", ""):  # what a reader should know of how the text was read
+            meta["reading"] = self.tokenizer.note
         return meta
 
     # ---- helpers ---------------------------------------------------------------------
