@@ -32,11 +32,13 @@ D, LAYERS, HEADS, FFN, MAX_POS = 32, 2, 4, 48, 24
 TOL = 1e-4
 CORPUS = ["the bank of the river was flooded after the rain .", "she played the piano while he washed the dishes .",
           "the banks lowered their rates ; the river banks were lower .", "i can't believe it's raining again !",
-          "lower , lowest , newer , newest , wider , widest , player , players , playing"]
+          "lower , lowest , newer , newest , wider , widest , player , players , playing",
+          "banana , bananas , ananas , mississippi , aaaa , aaaaaa , lowlow"]
 SENTENCES = ["The bank of the river was [MASK] after the rain.", "She played the piano—while he washed dishes!",
              "I can't believe it's \u201craining\u201d again... 5,300 players\tplaying \\ newest",
              "\u201cLowest\u201d rates\u2019 banks... (newer) <<wider>> ,, played.... *widest \u0007player",
-             "Zebras\u00a0qu\u00e9bec xylophone [MASK] [MASK]"]
+             "Zebras\u00a0qu\u00e9bec xylophone [MASK] [MASK]",
+             "Bananas of Mississippi: aaaaa aaaaaaa, lowlowlow play\u00aders wider\u200bwidest"]
 
 
 # ---- fixtures as fairseq 0.6 writes them -------------------------------------------------------------------
