@@ -178,13 +178,14 @@ def write_codes(folder: Path) -> dict:
     return dict(nmt=nmt, fast=fast, old=old)
 
 
-def imported(tmp: Path, kind: str, monkeypatch, files, affine=False, codes="fast", **args) -> Path:
-    lines = dictionary_lines(files[codes])
+def imported(tmp: Path, kind: str, monkeypatch, files, affine=False, codes="fast", out: Path | None = None) -> Path:
+    lines = dictionary_lines(files[codes or "fast"])  # no codes: the dictionary of the release still
     V = 6 + len(lines)
     state = fairseq_state(V, kind == "macaron", seed=7 if kind == "macaron" else 8, affine=affine)
-    ckpt = save_fairseq(tmp / f"{kind}.pt", fairseq_args(ARCHS[kind], no_normalize_affine=not affine, **args), state,
+    ckpt = save_fairseq(tmp / f"{kind}.pt", fairseq_args(ARCHS[kind], no_normalize_affine=not affine), state,
                         monkeypatch)
-    return import_fairseq(ckpt, write_dictionary(tmp, lines), files[codes], tmp / f"fairseq-{kind}")
+    return import_fairseq(ckpt, write_dictionary(tmp, lines), files[codes] if codes else None,
+                          out or tmp / f"fairseq-{kind}")
 
 
 # ---- the independent recomputation ----------------------------------------------------------------------------
@@ -520,3 +521,30 @@ def test_read_checkpoint_reads_what_fairseq_wrote(tmp_path, monkeypatch, files):
     assert meters["train_loss"].avg == 2.5 and meters["train_wall"].n == 1234  # plain records, no methods
     assert type(meters["wps"]).__name__ == "TimeMeter" and not hasattr(meters["wps"], "update")
     assert torch.equal(ckpt["model"]["encoder.layers.1.fc1.weight"], state["encoder.layers.1.fc1.weight"])
+
+
+def test_every_page_and_the_lesson_open_imported_models(tmp_path, monkeypatch, files):
+    """The explorer's pages (AppTest) and the offline lesson on an imported baseline and Macaron; the Macaron
+    imported without codes, so its page says its reading is approximate."""
+    from streamlit.testing.v1 import AppTest
+
+    from macaron.plot.lesson import lesson_html
+
+    models = tmp_path / "models"
+    a = imported(tmp_path, "baseline", monkeypatch, files, out=models / "fairseq-transformer")
+    b = imported(tmp_path, "macaron", monkeypatch, files, codes=None, out=models / "fairseq-macaron")
+    monkeypatch.setenv("MACARON_MODELS_DIR", str(models))
+    monkeypatch.delenv("MACARON_MODELS", raising=False)
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app" / "main.py"), default_timeout=120)
+    at.query_params.update({"m": "fairseq-macaron"})
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert "Approximate reading" in " ".join(str(e.value) for e in at.info)
+    assert at.get("plotly_chart")
+    for page in ("views/compare.py", "views/dynamics.py", "views/lab.py"):
+        at.switch_page(page)
+        at.run()
+        assert not at.exception, (page, [e.message for e in at.exception])
+    html = lesson_html([str(a), str(b)], str(a), device="cpu")
+    assert html.startswith("<!DOCTYPE html>") or "<html" in html[:200]
+    assert "fairseq-macaron" in html
