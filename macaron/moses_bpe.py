@@ -213,15 +213,17 @@ class MosesBPE:
         """The dictionary pieces of a text, "@@" ending each but a word's last (step 7)."""
         out = []
         for word in self.words(text):
-            if word not in self._words:
-                if len(self._words) > WORDS_KEPT:
-                    self._words.clear()
+            pieces = self._words.get(word)
+            if pieces is None:
                 if self.approximate:
-                    self._words[word] = longest_pieces(word, self.index)
+                    pieces = longest_pieces(word, self.index)
                 else:
                     symbols = bpe_word(word, self.ranks, self.rules)
-                    self._words[word] = [s + SEPARATOR for s in symbols[:-1]] + symbols[-1:]
-            out += self._words[word]
+                    pieces = [s + SEPARATOR for s in symbols[:-1]] + symbols[-1:]
+                if len(self._words) > WORDS_KEPT:
+                    self._words.clear()
+                self._words[word] = pieces
+            out += pieces
         return out
 
     # -- the tokenizer interface --

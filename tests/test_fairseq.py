@@ -178,10 +178,14 @@ def write_codes(folder: Path) -> dict:
     return dict(nmt=nmt, fast=fast, old=old)
 
 
-def imported(tmp: Path, kind: str, monkeypatch, files, affine=False, codes="fast", out: Path | None = None) -> Path:
+def imported(tmp: Path, kind: str, monkeypatch, files, affine=False, codes="fast", out: Path | None = None,
+             half: bool = False) -> Path:
     lines = dictionary_lines(files[codes or "fast"])  # no codes: the dictionary of the release still
     V = 6 + len(lines)
     state = fairseq_state(V, kind == "macaron", seed=7 if kind == "macaron" else 8, affine=affine)
+    if half:  # trained with --fp16: fairseq saves the model's half-precision state
+        state = OrderedDict((k, v.half() if v.is_floating_point() else v) for k, v in state.items())
+        state["embed_out"] = state["encoder.embed_tokens.weight"]
     ckpt = save_fairseq(tmp / f"{kind}.pt", fairseq_args(ARCHS[kind], no_normalize_affine=not affine), state,
                         monkeypatch)
     return import_fairseq(ckpt, write_dictionary(tmp, lines), files[codes] if codes else None,
@@ -297,13 +301,15 @@ def reference_ids(text: str, symbols: list[str], codes: Path) -> list[int]:
 
 
 # ---- tests: the computation ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("kind", ["macaron", "baseline"])
-@pytest.mark.parametrize("affine", [False, True])
-def test_import_matches_the_papers_computation(tmp_path, monkeypatch, files, kind, affine):
-    folder = imported(tmp_path, kind, monkeypatch, files, affine)
+@pytest.mark.parametrize("kind,affine,half", [("macaron", False, False), ("baseline", False, False),
+                                               ("macaron", True, False), ("baseline", True, False),
+                                               ("macaron", False, True)])
+def test_import_matches_the_papers_computation(tmp_path, monkeypatch, files, kind, affine, half):
+    folder = imported(tmp_path, kind, monkeypatch, files, affine, half=half)
     ckpt = torch.load(tmp_path / f"{kind}.pt", weights_only=False)
     model = macaron.load(folder, device="cpu")
     assert model.config.scheme == ("macaron" if kind == "macaron" else "transformer") and model.has_mlm_head
+    assert json.loads((folder / "converted.json").read_text())["dtype"] == ("float16" if half else "float32")
     for text in SENTENCES[:3]:
         ids = model.tokenize(text)[0]
         states, logits = paper_forward(ckpt["model"], ckpt["args"], ids)
