@@ -193,7 +193,11 @@ class MosesBPE:
     # -- text to pieces --
     @cached_property
     def _moses(self):
-        from sacremoses import MosesPunctNormalizer, MosesTokenizer
+        try:
+            from sacremoses import MosesPunctNormalizer, MosesTokenizer
+        except ImportError:
+            raise ReadingError("this model reads text with Moses as the paper did: install sacremoses "
+                               "(pip install sacremoses)") from None
         return MosesPunctNormalizer(lang="en", perl_parity=True), MosesTokenizer(lang="en")
 
     def words(self, text: str) -> list[str]:
