@@ -275,7 +275,12 @@ def import_fairseq(checkpoint, dictionary, bpe_codes=None, out=None, name: str |
     except ReadingError as e:
         raise CheckpointError(str(e)) from None
     ckpt = read_checkpoint(checkpoint)
-    config, state, facts = convert(ckpt, symbols, checkpoint, dictionary, name or out.name)
+    try:
+        config, state, facts = convert(ckpt, symbols, checkpoint, dictionary, name or out.name)
+    except CheckpointError:
+        raise
+    except (ValueError, TypeError, IndexError, RuntimeError) as e:  # a size its args do not allow, a wrong shape
+        raise CheckpointError(f"{checkpoint}: weights or args that do not fit together ({_first_line(e)})") from None
     tokenizer = MosesBPE(symbols, merges, rules, source=dict(dictionary=dictionary.name,
                                                               bpe_codes=Path(bpe_codes).name if bpe_codes else None))
     model = Model(config, tokenizer)

@@ -484,6 +484,9 @@ def bad_inputs(tmp_path: Path, monkeypatch, files):
     cases.append(("unknown weight", save_fairseq(tmp_path / "bias_k.pt", fairseq_args(ARCHS["macaron"]), other,
                                                  monkeypatch), good_dict, files["fast"],
                   "weights we do not map: encoder.layers.0.self_attn.bias_k"))
+    cases.append(("heads that do not divide d", save_fairseq(
+        tmp_path / "heads.pt", fairseq_args(ARCHS["macaron"], encoder_attention_heads=5), state, monkeypatch),
+        good_dict, files["fast"], "do not fit together .*not divisible by n_heads=5"))
     return cases
 
 
