@@ -3,7 +3,7 @@ imported once into a model folder of ours.
 
     python -m macaron import-fairseq checkpoint_pretrained.pt --dict dict.txt [--bpe-codes bpe-code] --out FOLDER
 
-A checkpoint is a pickle, read here as data only: torch.load(weights_only=True) allowing the types a fairseq 0.6
+A checkpoint is a pickle, read here as data only: torch's weights-only unpickler, allowing the types a fairseq 0.6
 checkpoint holds besides tensors and containers (SAFE: its args, an argparse.Namespace, and the training meters
 of extra_state, read as plain records) and nothing else. A file that names anything more is refused, and nothing
 in it runs. The folder written holds safetensors and JSON (macaron.checkpoint).
