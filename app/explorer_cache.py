@@ -191,6 +191,8 @@ def trace(path: str, text: str, model_name: str = "") -> macaron.Trajectory | No
                                            cached=wall < ms * 0.5 or wall < 1.0, tokens=len(traj.tokens),
                                            device=traj.meta.get("device", "cpu"))
     _report_truncation(traj, text)
+    if traj.meta.get("reading"):  # e.g. a fairseq import without its BPE codes (macaron.moses_bpe)
+        st.info(f"**{model_name or traj.meta.get('model', '')}**: {traj.meta['reading']}", icon=":material/spellcheck:")
     return traj
 
 

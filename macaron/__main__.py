@@ -6,6 +6,7 @@
     python -m macaron list                     shipped models, then those in the caches (imported, the Hub's)
     python -m macaron fetch NAME               paper-macaron-bert-base (the paper's release, converted once), or a
                                                Hugging Face Hub id (bert-base-uncased, owner/name) into the Hub cache
+    python -m macaron import-fairseq CHECKPOINT --dict DICT [--bpe-codes CODES] --out FOLDER   the paper's own models
     python -m macaron zoo [--json|--markdown]  the race of splitting schemes, from the stored curves
     python -m macaron zoo --path [A,B]         one gap along training (default: the Transformer − the control)
 """
@@ -172,6 +173,13 @@ def main(argv=None) -> int:
     sub.add_parser("list", help="list the shipped models, then the imported and Hub-cached ones that load")
     fe = sub.add_parser("fetch", help="download a model: the paper's release (converted once) or a Hub id")
     fe.add_argument("name", help="paper-macaron-bert-base, or a Hugging Face Hub id such as bert-base-uncased")
+    im = sub.add_parser("import-fairseq", help="import one of the paper's fairseq 0.6 checkpoints as a model folder")
+    im.add_argument("checkpoint", type=Path, help="the .pt file (read as data only: torch's weights-only unpickler)")
+    im.add_argument("--dict", type=Path, required=True, help="its dict.txt (fairseq's BertDictionary)")
+    im.add_argument("--bpe-codes", type=Path, default=None,
+                    help="its BPE codes (fastBPE's or subword-nmt's); without them the reading is approximate")
+    im.add_argument("--out", type=Path, required=True, help="the model folder to write")
+    im.add_argument("--name", default=None, help="the model's name (default: the folder's)")
     zo = sub.add_parser("zoo", help="the race of splitting schemes: runs, seed spread and paired differences")
     zo.add_argument("--json", action="store_true", help='print {"runs": [...], "differences": [...]}')
     zo.add_argument("--markdown", action="store_true", help="the README's tables of runs and differences")
@@ -183,7 +191,8 @@ def main(argv=None) -> int:
     if args.command == "list":
         return listing()
     try:  # bad input (a model, a file, a sentence) is one line for the person who typed it
-        return {"lesson": lesson, "dynamics": dynamics, "zoo": zoo, "fetch": fetch}.get(args.command, trace)(args)
+        return {"lesson": lesson, "dynamics": dynamics, "zoo": zoo, "fetch": fetch, "import-fairseq": import_fairseq
+                }.get(args.command, trace)(args)
     except (CheckpointError, InputError, OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -213,6 +222,17 @@ def zoo(args) -> int:
         print(json.dumps(found, indent=1) if args.json else race.path_report(found))
         return 0
     print(race.as_json(runs) if args.json else race.markdown(runs) if args.markdown else race.report(runs))
+    return 0
+
+
+def import_fairseq(args) -> int:
+    from .fairseq import import_fairseq as convert
+
+    out = convert(args.checkpoint, args.dict, args.bpe_codes, args.out, args.name)
+    model = load(out, "cpu")
+    print(f"{out}: {model.config.name}, scheme {model.config.scheme}, {model.config.n_layers} layers × "
+          f"{model.config.d_model}, {model.config.vocab_size:,} tokens"
+          + ("" if args.bpe_codes else "; reading approximate (no --bpe-codes)") + f"; see {out / 'README.md'}")
     return 0
 
 

@@ -19,6 +19,7 @@ from safetensors.torch import load_file
 from tokenizers import Tokenizer
 
 from .config import ModelConfig
+from .moses_bpe import MosesBPE, ReadingError, is_moses_bpe
 
 MAX_SHARD_BYTES = 14 * 2**20  # tensor bytes; headers stay well inside the 15 MiB limit
 PRETRAINED = Path(__file__).resolve().parent.parent / "pretrained"
@@ -232,7 +233,13 @@ def read_tokenizer(folder: Path, vocab_size: int, bert_names: bool = True) -> To
     file = folder / "tokenizer.json"
     if not file.exists():
         return None
-    tok = open_tokenizer(file)
+    if is_moses_bpe(file):  # the paper's reading (macaron.fairseq's imports): its specials already BERT's names
+        try:
+            tok, bert_names = MosesBPE.from_file(file), False
+        except ReadingError as e:
+            raise CheckpointError(str(e)) from None
+    else:
+        tok = open_tokenizer(file)
     if tok.get_vocab_size() > vocab_size:
         raise CheckpointError(f"{file}: vocabulary of {tok.get_vocab_size()} tokens does not match the "
                               f"model's {vocab_size} embeddings (config.json)")

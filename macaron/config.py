@@ -52,6 +52,12 @@ class ModelConfig:
     embedding_size: int | None = None
     head_activation: str = ""     # "": the layers' activation
     hf_family: str = ""           # "": one of ours
+    # Conventions of other code bases, each a general mechanism (defaults: as every model of ours computes)
+    embedding_scale: float = 1.0  # the token embedding times this before the positions are added (fairseq and
+                                  # Vaswani et al.: √d_model)
+    convection_activations: tuple[str, ...] | None = None  # one activation per convection sub-step, in the scheme's
+                                  # order (the paper's Macaron: ReLU in the first half-FFN, GELU in the second);
+                                  # None: `activation` in every one
     # Decoders (macaron.hf's GPT-2, GPT-NeoX and Llama): attention to the past only, rotary positions (on the first
     # rotary_dims of each head; 0: all), RMSNorm, a gated FFN (SwiGLU: down(act(gate x) ⊙ up x)), fewer key and
     # value heads than query heads (grouped-query), linear layers without biases, a next-word head (its own
@@ -76,6 +82,18 @@ class ModelConfig:
                 raise ValueError(f"unknown {field} {getattr(self, field)!r}; choose one of {list(allowed)}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
+        if self.convection_activations is not None:
+            acts = self.convection_activations = tuple(self.convection_activations)  # JSON gives a list
+            bad = [a for a in acts if a not in ACTIVATIONS]
+            if bad:
+                raise ValueError(f"unknown convection_activations {bad}; choose from {list(ACTIVATIONS)}")
+            if len(acts) != n_convection(self.substeps):
+                raise ValueError(f"convection_activations: {len(acts)} given for the {n_convection(self.substeps)} "
+                                 f"convection sub-step(s) of scheme {self.scheme!r}")
+            if self.tied_halves and len(set(acts)) > 1:
+                raise ValueError("tied_halves: one FFN runs every convection sub-step, so it has one activation")
+        if not self.embedding_scale > 0:
+            raise ValueError(f"embedding_scale={self.embedding_scale}: give a positive factor")
         if self.head_activation and self.head_activation not in ACTIVATIONS:
             raise ValueError(f"unknown head_activation {self.head_activation!r}; choose one of {list(ACTIVATIONS)}")
         if self.n_heads % self.kv_heads:

@@ -13,7 +13,6 @@ it names, with the command that imports the files by hand.
 """
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 import sys
@@ -179,16 +178,11 @@ def _wanted_from_data(name: str) -> bool:
 
 # ---- the seam to the fairseq importer ----------------------------------------------------------------------
 def convert(checkpoint: Path, dictionary: Path, bpe_codes: Path | None, out: Path) -> Path:
-    """The fairseq importer's conversion (macaron.fairseq.convert, the other half of issue 58): the checkpoint
-    (read as data only), its dictionary and BPE codes (None where the release has none) to our folder `out`."""
-    try:
-        fairseq = importlib.import_module("macaron.fairseq")
-    except ModuleNotFoundError as e:
-        if e.name != "macaron.fairseq":
-            raise
-        raise FetchError(f"this version of Macaron Explorer has no fairseq importer (macaron.fairseq) to convert "
-                         f"{checkpoint} with {dictionary}; update it, or convert them with {BY_HAND}") from None
-    return Path(fairseq.convert(checkpoint, dictionary, bpe_codes, out) or out)
+    """The fairseq importer (macaron.fairseq): the checkpoint (read as data only), its dictionary and BPE codes (None
+    where the release has none: the reading is then approximate, and the card says so) to our folder `out`."""
+    from .fairseq import import_fairseq  # sacremoses and the importer, only when a release is converted
+
+    return import_fairseq(checkpoint, dictionary, bpe_codes, out, name=Path(out).name)
 
 
 # ---- the whole fetch ---------------------------------------------------------------------------------------

@@ -61,9 +61,11 @@ class Layer(nn.Module):
         super().__init__()
         self.scheme, self.post_norm, self.step = cfg.substeps, cfg.norm == "post", cfg.step
         parts, g = [], None  # (operator, norm) of each sub-step; g: the first convection's
+        acts = iter(cfg.convection_activations or ())  # each convection sub-step's activation, in order
         for s in self.scheme:
+            act = next(acts, None) if s.kind in (CONVECTION, FULL) else None
             tie = cfg.tied_halves and s.kind == CONVECTION and g is not None  # the same G in every half
-            parts.append(g if tie else (operator(s.kind, cfg), norm(cfg, cfg.d_model)))
+            parts.append(g if tie else (operator(s.kind, cfg, act), norm(cfg, cfg.d_model)))
             g = parts[-1] if s.kind == CONVECTION and g is None else g
         self.ops, self.norms = (nn.ModuleList(m) for m in zip(*parts))
         self.drop = nn.Dropout(cfg.dropout)
@@ -171,6 +173,8 @@ class Model(nn.Module):
 
     def embed(self, ids):  # [B, T] -> [B, T, d]
         x = self.token_embedding(ids)  # [B, T, E]
+        if self.config.embedding_scale != 1.0:  # fairseq's √d
+            x = x * self.config.embedding_scale
         T = ids.shape[1]
         if self.config.position == "learned":
             x = x + self.position_embedding.weight[:T]
@@ -335,6 +339,8 @@ class Model(nn.Module):
                     causal=c.causal)
         if program is not None:
             meta["program"] = [[i, [list(entry) for entry in plan]] for i, plan in program]
+        if getattr(self.tokenizer, "note", ""):  # what a reader should know of how the text was read
+            meta["reading"] = self.tokenizer.note
         return meta
 
     # ---- helpers ---------------------------------------------------------------------

@@ -185,10 +185,10 @@ class Parallel(nn.Module):
     the parallel block of GPT-J and PaLM. GPT-NeoX (Pythia) normalises the state twice, once for each operator
     (cfg.parallel_norms): F(N₁x) + G(N₂x), N₂ held here and applied to the state before the layer's norm, `raw`."""
 
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, activation: str | None = None):
         super().__init__()
         self.diffusion = Diffusion(cfg)
-        self.convection = convection(cfg)
+        self.convection = convection(cfg, activation)
         self.ffn_norm = norm(cfg, cfg.d_model) if cfg.parallel_norms else None
 
     def forward(self, x, attention_mask=None, position=None, need_weights: bool = False, raw=None):
@@ -216,16 +216,17 @@ def use_attention(model: nn.Module, kernel: str) -> None:
             m.sdpa = kernel == "sdpa"
 
 
-def convection(cfg: ModelConfig) -> Convection:
-    return Convection(cfg.d_model, cfg.ffn_inner, cfg.activation, cfg.gated_ffn, cfg.bias)
+def convection(cfg: ModelConfig, activation: str | None = None) -> Convection:
+    return Convection(cfg.d_model, cfg.ffn_inner, activation or cfg.activation, cfg.gated_ffn, cfg.bias)
 
 
-def operator(kind: str, cfg: ModelConfig) -> nn.Module:
-    """The network that computes the velocity of a sub-step of this kind."""
+def operator(kind: str, cfg: ModelConfig, activation: str | None = None) -> nn.Module:
+    """The network that computes the velocity of a sub-step of this kind; `activation`: its FFN's, if not the
+    config's (ModelConfig.convection_activations)."""
     if kind == DIFFUSION:
         return Diffusion(cfg)
     if kind == CONVECTION:
-        return convection(cfg)
+        return convection(cfg, activation)
     if kind == FULL:
-        return Parallel(cfg)
+        return Parallel(cfg, activation)
     raise ValueError(f"unknown sub-step kind {kind!r}")

@@ -397,6 +397,28 @@ def test_the_paper_release_is_fetched_found_in_nested_folders_and_converted_once
     assert len(converter) == 2 and sorted(log) == ["/glue.tbz2", "/model.tbz2"]
 
 
+def test_the_paper_release_converts_for_real_and_opens_by_name(caches, drive, monkeypatch, tmp_path):
+    """The whole path with the real importer: a checkpoint written as fairseq 0.6 writes one (tests/test_fairseq.py's
+    writer) in the model archive, its dict.txt in the GLUE archive; fetched, converted, opened by its name, traced."""
+    import numpy as np
+
+    import macaron
+    from test_fairseq import ARCHS, dictionary_lines, fairseq_args, fairseq_state, save_fairseq
+
+    folder, _ = drive
+    lines = dictionary_lines()
+    state = fairseq_state(6 + len(lines), True, seed=7)
+    ckpt = save_fairseq(tmp_path / "checkpoint_pretrained.pt", fairseq_args(ARCHS["macaron"]), state, monkeypatch)
+    tbz2(folder / "model.tbz2", {"unsupervised-bert-base/checkpoint_pretrained.pt": ckpt.read_bytes()})
+    tbz2(folder / "glue.tbz2", {"glue/data-bin/glue/CoLA/dict.txt": "".join(f"{x}\n" for x in lines).encode()})
+    out = sources.fetch("paper-macaron-bert-base")
+    model = macaron.load("paper-macaron-bert-base")
+    assert model.config.scheme == "macaron" and (out / "converted.json").is_file()
+    assert "approximate" in (out / "converted.json").read_text()  # the release has no BPE codes
+    traj = model.trace("the cat sat on the mat .")
+    assert traj.states.shape[1] == len(traj.tokens) and np.isfinite(np.asarray(traj.states)).all()
+
+
 @pytest.mark.parametrize("lacks", ["checkpoint", "dictionary"])
 def test_what_the_release_lacks_is_named_with_the_way_by_hand(caches, drive, converter, lacks):
     folder, log = drive

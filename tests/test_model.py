@@ -322,10 +322,17 @@ def test_unknown_name_lists_shipped_models():
 
 
 def test_nothing_pickled_is_loaded():
-    code = "\n".join(p.read_text() for p in (ROOT / "macaron").rglob("*.py"))
-    code += "\n".join(p.read_text() for p in (ROOT / "app").rglob("*.py"))
-    for banned in ("import pickle", "torch.load(", "pickle.load", "weights_only=False"):
-        assert banned not in code
+    """No pickle is read, but the paper's fairseq checkpoints by macaron/fairseq.py (issue 58): once, with torch's
+    weights-only unpickler and only the types it lists allowed (tests/test_fairseq.py: a hostile one runs nothing)."""
+    importer = ROOT / "macaron" / "fairseq.py"
+    for p in [*(ROOT / "macaron").rglob("*.py"), *(ROOT / "app").rglob("*.py")]:
+        code = p.read_text()
+        if p == importer:
+            assert code.count("torch.load(") == 1 and "weights_only=True)" in code and "safe_globals(SAFE)" in code
+            assert "pickle.load" not in code and "weights_only=False" not in code
+            continue
+        for banned in ("import pickle", "torch.load(", "pickle.load", "weights_only=False"):
+            assert banned not in code, p
 
 
 # ---- bring your own model --------------------------------------------------------------

@@ -194,7 +194,8 @@ def test_the_lessons_sentence_says_no_more_than_the_control_interval_over_seeds(
         mean, lo, hi = interval(shift)
         said = zoo.finding(moved(shift))
         assert all(_minus(x) in said for x in (mean, lo, hi)) and "3 seeds" in said
-        assert "-" not in said.replace("sub-layers", "").replace("post-LN", "") and ("no difference found" in said) == (lo <= 0 <= hi)
+        assert "-" not in said.replace("sub-layers", "").replace("post-LN", "")  # the minus sign, not a hyphen
+        assert ("no difference found" in said) == (lo <= 0 <= hi)
         assert ("trained worse than Macaron" in said and "the order helps" in said) == (lo > 0)
         assert ("trained better than Macaron" in said and "the order hurts" in said) == (hi < 0)
     assert interval(0.0)[1] < 0 < interval(0.0)[2] and interval(-0.5)[1] > 0 and interval(0.5)[2] < 0

@@ -502,8 +502,9 @@ def model_label(model) -> str:
               (" · one layer's weights shared by every step" if c.shared else "") + \
               (f" · steps of h = {c.step:g} to T = {c.time:g}" if c.step != 1 else "") + \
               (" · halves tied (one FFN)" if c.tied_halves else "") + \
-              (" · states on a sphere (norms without gain)" if not c.norm_affine else "") + \
+              (" · states on a sphere (norms without gain)" if not c.norm_affine and c.norm == "post" else
+               " · norms without gain or bias" if not c.norm_affine else "") + \
               (f" · embeddings {c.embedding_size} → {c.d_model}" if c.embedding_size else "") + \
               (" · causal (a decoder: each token sees only those before it)" if c.causal else "")
-    family = f" · {c.hf_family}" if c.hf_family else ""  # a Hugging Face folder, by its family (macaron.hf)
+    family = f" · {c.hf_family}" if c.hf_family else ""  # a Hugging Face family, or fairseq (an import)
     return f"{c.name}{family} · {scheme.layer} ({scheme.short}) · {c.n_layers}×{c.d_model} · {c.norm}-LN{variant}"

@@ -1,0 +1,299 @@
+"""The paper's reading of text (Lu et al. 2019, bert/macaron-scripts): Moses, lower case, BPE, as the token ids of
+a fairseq 0.6 BertDictionary, so that a model imported from the paper's checkpoints reads text as it was trained.
+
+The steps, as process_bert.sh (and the GLUE pipeline after it) run them on a line:
+
+1. its pre-cleanup (common/precleanup_english.py): whitespace collapsed, runs of 4+ dots to "...", << and >>
+   to « and », doubled commas and ",." undone, an asterisk opening a word dropped;
+2. Moses punctuation normalisation, English, as normalize-punctuation.perl (sacremoses, perl_parity);
+3. non-printing characters (Unicode category C) to spaces (remove-non-printing-char.perl);
+4. backslashes to spaces (filter_and_cleanup_lines.py; the GLUE pipeline's sed);
+5. Moses tokenisation, English, without escaping (tokenizer.perl -no-escape -l en; sacremoses);
+6. lower case (gawk tolower);
+7. BPE with the release's codes, as fastBPE's applybpe: in each word the best-ranked adjacent pair (a code's
+   line order) merged everywhere, left to right, until none is a code, the word's last symbol carrying </w>
+   (subword-nmt's version-0.2 rules); "@@" ends every piece but a word's last.
+
+A piece is a dictionary entry (an unknown one is <unk>); a typed [MASK] is <mask>. A sentence reads as the paper's
+single-sentence task forms it (glue_dataset.py's GlueSingleDataset): <cls>, the pieces, </s> (fairseq appends
+</s> to every binarised line). Without codes, step 7 splits each word into the longest pieces of the dictionary,
+left to right: an approximation, and the tokenizer says so (`note`).
+
+MosesBPE has the interface the library reads of a Hugging Face tokenizer (encode, token_to_id, id_to_token,
+get_vocab, get_vocab_size, save); the specials show under BERT's names ([CLS], [SEP], [MASK], [PAD], [UNK]), every
+other token as its dictionary entry ("hel@@" and "lo"). It is stored as JSON, a model folder's tokenizer.json with
+the key READER first (macaron.checkpoint.read_tokenizer tells it from a Hugging Face tokenizer.json by that key).
+"""
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from .trajectory import MASK_TOKEN
+
+READER = "fairseq-moses-bpe"  # the value of the "reader" key that opens our tokenizer.json
+# fairseq 0.6's BertDictionary: Dictionary's specials (index 0 kept free "for consistency with Lua"), then <mask>
+# and <cls>; dict.txt's lines follow from id 6
+SPECIALS = ("<Lua heritage>", "<pad>", "</s>", "<unk>", "<mask>", "<cls>")
+PAD, EOS, UNK, MASK, CLS = 1, 2, 3, 4, 5
+SHOWN = {PAD: "[PAD]", EOS: "[SEP]", UNK: "[UNK]", MASK: MASK_TOKEN, CLS: "[CLS]"}  # as the explorer finds them
+SEPARATOR, END = "@@", "</w>"
+WORDS_KEPT = 1 << 16  # words whose pieces are remembered
+
+# step 1, the pre-cleanup, as (pattern, replacement) in its order; two of its patterns are literal sequences
+# (" ,:.)]»" and "[(« ") as its regular expressions match them
+PRE_CLEANUP = ((r"\.{4,}", "..."), (r"<<", "«"), (r">>", "»"), (r" (,:\.\)\]»)", r"\1"), (r"(\[\(«) ", r"\1"),
+               (r",,", ","), (r",\.", "."), (r" \*([^\s])", r" \1"))
+
+
+class ReadingError(ValueError):
+    """A dictionary, codes or tokenizer file that cannot be read; the message names the file and the line."""
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """What `encode` gives, as a Hugging Face Encoding: ids, display tokens, and offsets into the text ((0, 0):
+    Moses rewrites the text, so pieces are not spans of it)."""
+
+    ids: list[int]
+    tokens: list[str]
+    offsets: list[tuple[int, int]]
+
+
+# ---- the release's files ------------------------------------------------------------------------------------
+def read_dictionary(file) -> list[str]:
+    """Every entry of a fairseq BertDictionary read from dict.txt (BertDictionary.load): the six specials, then
+    one entry a line, "<symbol> <count>", the symbol everything before the last space."""
+    file = Path(file)
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ReadingError(f"{file}: dictionary file is missing") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ReadingError(f"{file}: not a readable UTF-8 dictionary ({e})") from None
+    symbols = list(SPECIALS)
+    for n, line in enumerate(lines, 1):
+        symbol, _, count = line.rpartition(" ")
+        if not symbol or not count.strip().isdigit():
+            raise ReadingError(f"{file}, line {n}: {line[:60]!r} is not '<symbol> <count>' (is this fairseq's "
+                               f"dict.txt?)")
+        symbols.append(symbol)
+    if len(symbols) == len(SPECIALS):
+        raise ReadingError(f"{file}: the dictionary is empty")
+    return symbols
+
+
+def read_codes(file) -> tuple[list[tuple[str, str]], str]:
+    """(merges in rank order, rules) of a BPE codes file: fastBPE's ("a b count" a line; version-0.2 rules) or
+    subword-nmt's ("a b" a line, after a "#version: 0.2" line; without it, as subword-nmt reads it, its
+    version-0.1 rules: the end of a word a symbol of its own)."""
+    file = Path(file)
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ReadingError(f"{file}: BPE codes file is missing") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ReadingError(f"{file}: not a readable UTF-8 codes file ({e})") from None
+    rules, start = "0.2", 0
+    if lines and lines[0].startswith("#version:"):
+        rules, start = lines[0].split(":", 1)[1].strip(), 1
+        if rules not in ("0.1", "0.2"):
+            raise ReadingError(f"{file}, line 1: BPE codes of version {rules}: only 0.1 and 0.2 are read")
+    merges, widths = [], set()
+    for n, line in enumerate(lines[start:], start + 1):
+        parts = line.strip("\r\n ").split(" ")
+        if len(parts) == 3 and not parts[2].isdigit() or len(parts) not in (2, 3) or not all(parts):
+            raise ReadingError(f"{file}, line {n}: {line[:60]!r} is neither fastBPE's 'a b count' nor "
+                               f"subword-nmt's 'a b'")
+        widths.add(len(parts))
+        merges.append((parts[0], parts[1]))
+    if not merges:
+        raise ReadingError(f"{file}: no BPE merges in it")
+    if len(widths) > 1:
+        raise ReadingError(f"{file}: lines of both fastBPE's 'a b count' and subword-nmt's 'a b' forms")
+    if widths == {2} and not start:
+        rules = "0.1"  # subword-nmt's own reading of a codes file without its version line
+    return merges, rules
+
+
+# ---- BPE ------------------------------------------------------------------------------------------------------
+def bpe_word(word: str, ranks: dict[tuple[str, str], int], rules: str = "0.2") -> list[str]:
+    """One word's BPE symbols (without "@@" or </w>): start from its characters, the end of the word marked, then
+    merge the best-ranked adjacent pair of symbols, at each place it occurs from the left, until no pair is a
+    code."""
+    symbols = list(word) + [END] if rules == "0.1" else list(word[:-1]) + [word[-1] + END]
+    while len(symbols) > 1:
+        rank, first = min((ranks.get(pair, len(ranks)), i) for i, pair in enumerate(zip(symbols, symbols[1:])))
+        if rank == len(ranks):
+            break
+        pair, merged, i = symbols[first:first + 2], [], 0
+        while i < len(symbols):
+            if i < len(symbols) - 1 and symbols[i] == pair[0] and symbols[i + 1] == pair[1]:
+                merged.append(pair[0] + pair[1])
+                i += 2
+            else:
+                merged.append(symbols[i])
+                i += 1
+        symbols = merged
+    if symbols[-1] == END:  # version 0.1: an end of word never merged
+        symbols.pop()
+    else:
+        symbols[-1] = symbols[-1].removesuffix(END)
+    return symbols
+
+
+def longest_pieces(word: str, index: dict[str, int]) -> list[str]:
+    """The approximate reading: from the left, the longest prefix of the rest of the word that is an entry ("@@"
+    ending it but at the word's end); a character that starts no entry is a piece of its own (<unk>)."""
+    out, i = [], 0
+    while i < len(word):
+        j = next((j for j in range(len(word), i, -1) if _piece(word, i, j) in index), i + 1)
+        out.append(_piece(word, i, j))
+        i = j
+    return out
+
+
+def _piece(word: str, i: int, j: int) -> str:
+    return word[i:j] + ("" if j == len(word) else SEPARATOR)
+
+
+# ---- the tokenizer --------------------------------------------------------------------------------------------
+class MosesBPE:
+    """Text to the token ids of a fairseq BertDictionary as the paper read text (see the module's text)."""
+
+    def __init__(self, symbols: list[str], merges: list[tuple[str, str]] | None = None, rules: str = "0.2",
+                 source: dict | None = None):
+        if list(symbols[:len(SPECIALS)]) != list(SPECIALS):
+            raise ReadingError(f"the vocabulary does not start with BertDictionary's specials {list(SPECIALS)}")
+        self.symbols, self.rules, self.source = list(symbols), rules, dict(source or {})
+        self.merges = None if merges is None else [tuple(m) for m in merges]
+        # fairseq's Dictionary.load: a symbol read twice is found at its later id
+        self.index = {s: i for i, s in enumerate(self.symbols)}
+        self.ranks = {} if self.merges is None else {m: r for r, m in reversed(list(enumerate(self.merges)))}
+        self._shown = {name: i for i, name in SHOWN.items()}
+        self._words: dict[str, list[str]] = {}
+
+    @property
+    def approximate(self) -> bool:
+        """Whether words are split without the release's BPE codes (longest dictionary pieces)."""
+        return self.merges is None
+
+    @property
+    def note(self) -> str:
+        """What a reader of a trace should know of this reading ("" when it is the paper's own)."""
+        if not self.approximate:
+            return ""
+        return ("Approximate reading: no BPE codes came with this model, so each word is split into the longest "
+                "pieces of its dictionary, not as the paper's BPE split it.")
+
+    # -- text to pieces --
+    @cached_property
+    def _moses(self):
+        try:
+            from sacremoses import MosesPunctNormalizer, MosesTokenizer
+        except ImportError:
+            raise ReadingError("this model reads text with Moses as the paper did: install sacremoses "
+                               "(pip install sacremoses)") from None
+        return MosesPunctNormalizer(lang="en", perl_parity=True), MosesTokenizer(lang="en")
+
+    def words(self, text: str) -> list[str]:
+        """Steps 1 to 6: the text's words, as tokenizer.perl left them, in lower case."""
+        line = " ".join(text.split())
+        for pattern, replacement in PRE_CLEANUP:
+            line = re.sub(pattern, replacement, line)
+        normaliser, tokenizer = self._moses
+        line = normaliser.normalize(" ".join(line.split()))
+        line = "".join(" " if unicodedata.category(c)[0] == "C" or c == "\\" else c for c in line)
+        line = " ".join(line.split())
+        if not line:
+            return []
+        return tokenizer.tokenize(line, escape=False, return_str=True).lower().split()
+
+    def pieces(self, text: str) -> list[str]:
+        """The dictionary pieces of a text, "@@" ending each but a word's last (step 7)."""
+        out = []
+        for word in self.words(text):
+            pieces = self._words.get(word)
+            if pieces is None:
+                if self.approximate:
+                    pieces = longest_pieces(word, self.index)
+                else:
+                    symbols = bpe_word(word, self.ranks, self.rules)
+                    pieces = [s + SEPARATOR for s in symbols[:-1]] + symbols[-1:]
+                if len(self._words) > WORDS_KEPT:
+                    self._words.clear()
+                self._words[word] = pieces
+            out += pieces
+        return out
+
+    # -- the tokenizer interface --
+    def encode(self, text: str, add_special_tokens: bool = True) -> Encoding:
+        """<cls>, the pieces (a typed [MASK] as <mask>), </s>: ids and display tokens (an unknown piece shows as
+        [UNK:piece])."""
+        ids, tokens = [], []
+        for k, part in enumerate(text.split(MASK_TOKEN)):
+            if k:
+                ids.append(MASK)
+                tokens.append(SHOWN[MASK])
+            for piece in self.pieces(part):
+                i = self.index.get(piece, UNK)
+                ids.append(i)
+                tokens.append(piece if i != UNK else f"[UNK:{piece.removesuffix(SEPARATOR)}]")
+        if add_special_tokens:
+            ids, tokens = [CLS, *ids, EOS], [SHOWN[CLS], *tokens, SHOWN[EOS]]
+        return Encoding(ids, tokens, [(0, 0)] * len(ids))
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._shown.get(token, self.index.get(token))
+
+    def id_to_token(self, i: int) -> str | None:
+        return SHOWN.get(i, self.symbols[i] if 0 <= i < len(self.symbols) else None)
+
+    def get_vocab(self) -> dict[str, int]:
+        return {self.id_to_token(i): i for i in range(len(self.symbols))}
+
+    def get_vocab_size(self) -> int:
+        return len(self.symbols)
+
+    # -- the file --
+    def to_dict(self) -> dict:
+        return {"reader": READER, "version": 1, "rules": self.rules, "source": self.source,
+                "merges": None if self.merges is None else [f"{a} {b}" for a, b in self.merges],
+                "symbols": self.symbols}
+
+    def save(self, path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> "MosesBPE":
+        if not isinstance(doc, dict) or doc.get("reader") != READER:
+            raise ReadingError(f"not a {READER} tokenizer")
+        try:
+            merges = doc["merges"]
+            return cls(doc["symbols"], None if merges is None else [tuple(m.split(" ")) for m in merges],
+                       doc.get("rules", "0.2"), doc.get("source"))
+        except (KeyError, TypeError, AttributeError) as e:
+            raise ReadingError(f"a {READER} tokenizer without its {e} field") from None
+
+    @classmethod
+    def from_file(cls, path) -> "MosesBPE":
+        try:
+            return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ReadingError(f"{path}: not a readable tokenizer ({e})") from None
+        except ReadingError as e:
+            raise ReadingError(f"{path}: {e}") from None
+
+
+def is_moses_bpe(file) -> bool:
+    """Whether a tokenizer.json is ours (its first key "reader", as `save` writes it) and not Hugging Face's."""
+    try:
+        with open(file, encoding="utf-8") as f:
+            head = f.read(64)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return head.replace(" ", "").startswith(f'{{"reader":"{READER}"')
