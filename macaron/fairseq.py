@@ -135,20 +135,23 @@ def architecture(args: argparse.Namespace, file: Path) -> dict:
     return fields
 
 
-def _checked(state: dict, file: Path) -> dict[str, torch.Tensor]:
-    """The model's tensors as float32, each checked finite."""
-    out = {}
+def _tensors(state: dict, file: Path) -> dict[str, torch.Tensor]:
+    """The model's entries, each a tensor."""
     for key, t in state.items():
         if not torch.is_tensor(t):
             raise CheckpointError(f"{file}: model entry {key!r} is a {type(t).__name__}, not a tensor")
-        if t.is_floating_point():
-            if not bool(torch.isfinite(t).all()):
-                bad = int((~torch.isfinite(t)).sum())
-                raise CheckpointError(f"{file}: tensor {key!r} holds {bad:,} NaN or infinite value(s); the file is "
-                                      f"damaged")
-            t = t.float()
-        out[key] = t
-    return out
+    return state
+
+
+def _finite(key: str, t: torch.Tensor, file: Path) -> torch.Tensor:
+    """A weight the conversion uses, as float32, checked finite (not every entry: the sinusoids' _float_tensor is
+    an uninitialised dtype marker, whatever its value)."""
+    if t.is_floating_point():
+        if not bool(torch.isfinite(t).all()):
+            bad = int((~torch.isfinite(t)).sum())
+            raise CheckpointError(f"{file}: tensor {key!r} holds {bad:,} NaN or infinite value(s); the file is damaged")
+        t = t.float()
+    return t
 
 
 # ---- the mapping ------------------------------------------------------------------------------------------------
@@ -173,14 +176,14 @@ def convert(ckpt: dict, symbols: list[str], file: Path, dict_file: Path, name: s
     """(our config, our weights, facts for the card) of a checkpoint read by read_checkpoint, whose dictionary's
     entries are `symbols`."""
     fields = architecture(ckpt["args"], file)
-    state = _checked(ckpt["model"], file)
+    state = _tensors(ckpt["model"], file)
     used: set[str] = set()
 
     def take(key: str) -> torch.Tensor:
         if key not in state:
             raise CheckpointError(f"{file}: weight {key!r} is missing; is this a {fields['arch']} checkpoint?")
         used.add(key)
-        return state[key]
+        return _finite(key, state[key], file)
 
     if float(state.get("encoder.version", torch.tensor([2.0]))[0]) < 2:
         raise CheckpointError(f"{file}: written by a fairseq before version 2 of its encoder (no final LayerNorm): "
@@ -230,7 +233,7 @@ def convert(ckpt: dict, symbols: list[str], file: Path, dict_file: Path, name: s
     if affine:
         ours.update({f"final_norm.{p}": take(f"encoder.layer_norm.{p}") for p in ("weight", "bias")})
 
-    head = "mid_layer.0.weight" in state and "embed_out" in state and torch.equal(state["embed_out"], words)
+    head = "mid_layer.0.weight" in state and "embed_out" in state and torch.equal(state["embed_out"].float(), words)
     if head:
         used.add("embed_out")
         for k in (0, 2):  # Linear, act_fn, LayerNorm: the same indices in mid_layer and our mlm_transform

@@ -69,7 +69,7 @@ def fairseq_state(V: int, macaron_layers: bool, seed: int, affine: bool = False)
     ffn = FFN // 2 if macaron_layers else FFN
     s = OrderedDict()
     s["encoder.embed_tokens.weight"] = w(V, D, std=D ** -0.5)
-    s["encoder.embed_positions._float_tensor"] = torch.FloatTensor(1)
+    s["encoder.embed_positions._float_tensor"] = torch.tensor([float("nan")])  # FloatTensor(1): uninitialised
     s["encoder.embed_segment.weight"] = w(2, D)  # the padding row (1) nonzero here, so dropping it shows
     for i in range(LAYERS):
         p = f"encoder.layers.{i}."
