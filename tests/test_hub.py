@@ -447,15 +447,6 @@ def test_an_archive_member_outside_its_folder_or_a_link_is_refused(caches, drive
     assert not converter
 
 
-def test_the_seam_names_the_missing_importer(tmp_path):
-    import importlib.util
-
-    if importlib.util.find_spec("macaron.fairseq") is not None:
-        pytest.skip("the fairseq importer is here: its own tests convert")
-    with pytest.raises(release.FetchError, match="no fairseq importer"):
-        release.convert(tmp_path / "c.pt", tmp_path / "dict.txt", None, tmp_path / "out")
-
-
 # ---- the app: the picker lists what this machine has; the Hub only where the server allows it ---------------
 @pytest.fixture
 def shipped_tiny(models_dir, tmp_path, monkeypatch):

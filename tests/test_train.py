@@ -1368,8 +1368,11 @@ def test_make_publish_passes_replace_and_unfinished_and_the_race_needs_seed_and_
     """`make -n` prints the commands: REPLACE=1 and UNFINISHED=1 pass the flags, nothing else does; make race and
     make publish-race stop at once, with one line, without SEED or MODELS."""
     def make(*args):
-        env = {k: v for k, v in os.environ.items() if k not in ("SEED", "MODELS", "REPLACE", "UNFINISHED", "MAKEFLAGS")}
-        return subprocess.run(["make", "-n", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("SEED", "MODELS", "REPLACE", "UNFINISHED", "MAKEFLAGS", "MAKELEVEL")}
+        # under `make test` a nested make would print its directory after the commands: never, here
+        return subprocess.run(["make", "-n", "--no-print-directory", *args], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=60)
 
     last = [make("publish-mini", *a).stdout.strip().splitlines()[-1] for a in ((), ("REPLACE=0",), ("REPLACE=1",))]
     assert "--replace" not in last[0] + last[1] and "--unfinished" not in last[0]
