@@ -10,7 +10,6 @@ Usage: python benchmarks/bench_fairseq.py [--repeats 20] [--layers 12 --width 76
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
 import tempfile
 import time
@@ -22,6 +21,7 @@ import torch
 
 import macaron
 from macaron.fairseq import import_fairseq
+from macaron.train.card import hardware
 from results import write_section
 
 
@@ -98,7 +98,7 @@ def main():
         load = median_ms({"load": lambda: macaron.load(folder, device="cpu")}, max(3, args.repeats // 4))["load"]
     ratio = ms["trace"] / ms["forward"]
     c = model.config
-    body = (f"{date.today()}, {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, "
+    body = (f"{date.today()}, {hardware()}, {torch.get_num_threads()} threads, "
             f"torch {torch.__version__}, median of {args.repeats}; a random {c.n_layers} × {c.d_model} Macaron "
             f"({c.n_heads} heads, half-FFNs of {c.ffn_inner}, {c.vocab_size:,} tokens, {model.num_parameters():,} "
             f"parameters) written as fairseq 0.6 writes the paper's checkpoints, imported by `import-fairseq`.\n\n"
