@@ -10,7 +10,6 @@ Usage: python benchmarks/bench_fairseq.py [--repeats 20] [--layers 12 --width 76
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
 import time
 from collections import OrderedDict
@@ -22,7 +21,7 @@ import torch
 import macaron
 from macaron.fairseq import import_fairseq
 from macaron.train.card import hardware
-from results import write_section
+from results import median_ms, write_section
 
 
 def write_release(folder: Path, layers: int, d: int, heads: int, words: int) -> tuple[Path, Path]:
@@ -57,18 +56,6 @@ def write_release(folder: Path, layers: int, d: int, heads: int, words: int) -> 
     vocab = folder / "dict.txt"
     vocab.write_text("".join(f"w{i} {words - i}\n" for i in range(words)))
     return ckpt, vocab
-
-
-def median_ms(fns: dict, repeats: int) -> dict:
-    times = {k: [] for k in fns}
-    for fn in fns.values():
-        fn()  # warm-up
-    for _ in range(repeats):
-        for k, fn in fns.items():  # interleaved: background load hits all alike
-            t = time.perf_counter()
-            fn()
-            times[k].append(1000 * (time.perf_counter() - t))
-    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def main():

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import argparse
 import platform
-import statistics
-import time
 from datetime import date
 
 import torch
 from transformers import BertConfig, BertModel
 
 import macaron
-from results import write_section
+from results import median_ms, write_section
 
 
 def peer_with_hooks(cfg: macaron.ModelConfig):
@@ -41,18 +39,6 @@ def peer_with_hooks(cfg: macaron.ModelConfig):
             peer(ids)
         return list(captured)
     return run
-
-
-def median_ms(fns: dict, repeats: int) -> dict:
-    times = {k: [] for k in fns}
-    for fn in fns.values():
-        fn()  # warm-up
-    for _ in range(repeats):
-        for k, fn in fns.items():  # interleaved: background load hits all alike
-            t = time.perf_counter()
-            fn()
-            times[k].append(1000 * (time.perf_counter() - t))
-    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def main():

@@ -1,7 +1,10 @@
-"""Benchmarks write their figures into RESULTS.md, one `## section` each, replaced on re-run."""
+"""Benchmarks write their figures into RESULTS.md, one `## section` each, replaced on re-run; median_ms times
+functions alike for all of them."""
 from __future__ import annotations
 
 import re
+import statistics
+import time
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -46,3 +49,16 @@ def write_table(title: str, intro: str, columns: tuple[str, ...], rows, path: Pa
     """A section of an introduction and one table."""
     table = [f"| {' | '.join(columns)} |", f"|{'---|' * len(columns)}"] + [f"| {' | '.join(r)} |" for r in rows]
     write_section(title, intro + "\n\n" + "\n".join(table), path)
+
+
+def median_ms(fns: dict, repeats: int) -> dict:
+    """Each function's median wall time in ms over `repeats` rounds, run interleaved after one warm-up each."""
+    times = {k: [] for k in fns}
+    for fn in fns.values():
+        fn()  # warm-up
+    for _ in range(repeats):
+        for k, fn in fns.items():  # interleaved: background load hits all alike
+            t = time.perf_counter()
+            fn()
+            times[k].append(1000 * (time.perf_counter() - t))
+    return {k: statistics.median(v) for k, v in times.items()}
