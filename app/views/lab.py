@@ -576,7 +576,8 @@ def section_gap(race: list) -> None:
         f"The gap between the Transformer and the control (the same order, G whole or in two halves) at every "
         f"evaluation of a seed's pair, which saw the same batches. A run has left the word-count plateau at its first "
         f"evaluation with a context effect of {zoo.EXIT_NATS:g} nat or more (the markers); on the right each run is "
-        f"read that many steps after its own exit, so a gap that is only the later exit would fall to 0 there. The "
+        f"read that many steps after its own exit, so a gap that is only the later exit would fall to about 0 there "
+        f"(the later run then learns at a somewhat lower rate of the same schedule). The "
         f"learning rate decays to 0 at the end of each run's budget: runs of different budgets are not one run "
         f"stopped early.")
 
