@@ -65,16 +65,21 @@ class Encoding:
 
 
 # ---- the release's files ------------------------------------------------------------------------------------
+def _lines(file: Path, what: str) -> list[str]:
+    """A release file's lines, or one ReadingError naming the file and what it was to be."""
+    try:
+        return file.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ReadingError(f"{file}: {what} file is missing") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ReadingError(f"{file}: not a readable UTF-8 {what} file ({e})") from None
+
+
 def read_dictionary(file) -> list[str]:
     """Every entry of a fairseq BertDictionary read from dict.txt (BertDictionary.load): the six specials, then
     one entry a line, "<symbol> <count>", the symbol everything before the last space."""
     file = Path(file)
-    try:
-        lines = file.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise ReadingError(f"{file}: dictionary file is missing") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ReadingError(f"{file}: not a readable UTF-8 dictionary ({e})") from None
+    lines = _lines(file, "dictionary")
     symbols = list(SPECIALS)
     for n, line in enumerate(lines, 1):
         symbol, _, count = line.rpartition(" ")
@@ -92,12 +97,7 @@ def read_codes(file) -> tuple[list[tuple[str, str]], str]:
     subword-nmt's ("a b" a line, after a "#version: 0.2" line; without it, as subword-nmt reads it, its
     version-0.1 rules: the end of a word a symbol of its own)."""
     file = Path(file)
-    try:
-        lines = file.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise ReadingError(f"{file}: BPE codes file is missing") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ReadingError(f"{file}: not a readable UTF-8 codes file ({e})") from None
+    lines = _lines(file, "BPE codes")
     rules, start = "0.2", 0
     if lines and lines[0].startswith("#version:"):
         rules, start = lines[0].split(":", 1)[1].strip(), 1
