@@ -344,11 +344,11 @@ def lasting(race: list[RaceRun]) -> str:
     own, beside the same seeds' at the race's budget: how far a longer run says the lead is more than a later start
     (empty when no longer pair is stored)."""
     short = principal(race)
-    longer = [b for b in budgets(race) if short and b > short[0].budget
-              and difference(at(race, b), BASELINE, CONTROL)]
+    longer = [d for b in budgets(race) if short and b > short[0].budget
+              if (d := difference(at(race, b), BASELINE, CONTROL))]
     if not longer:
         return ""
-    d = difference(at(race, longer[-1]), BASELINE, CONTROL)
+    d = longer[-1]
     before = difference([r for r in short if r.seed in {p["seed"] for p in d["per_seed"]}], BASELINE, CONTROL)
     then = f"; the same seed{'s' if d['seeds'] > 1 else ''} at {millions(short[0].budget)}: {_signed(before['mean'])}" \
         if before else ""
