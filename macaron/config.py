@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .schemes import get_scheme, n_convection, n_diffusion, n_full
+from .schemes import get_scheme, n_convection, n_diffusion, n_full, with_cross
 
 ATTENTIONS = ("dot", "dense", "random", "random-fixed", "factorized-dense", "factorized-random",
               "random+dot", "dense+dot", "random+dense")
@@ -72,6 +72,11 @@ class ModelConfig:
     lm_head: bool = False         # a next-word head (decoders; mlm_head is BERT's masked-word head)
     lm_head_tied: bool = True     # ... whose weights are the token embedding's
     parallel_norms: bool = False  # unsplit sub-step: attention reads one norm of x, the FFN another (GPT-NeoX)
+    # Encoder–decoders (macaron.translation): the decoder's particles also move toward the source's, a cross-attention
+    # sub-step after each self-attention (schemes.with_cross); and a post-LN model's embedding normalised or not
+    # (BERT and ours: LN(embedding); fairseq's post-LN translation models: the embedding as it is)
+    cross_attention: bool = False
+    embedding_norm: bool = True
     name: str = ""
 
     def __post_init__(self):
@@ -124,7 +129,10 @@ class ModelConfig:
 
     @property
     def substeps(self):
-        return get_scheme(self.scheme).substeps
+        """A layer's sub-steps: its scheme's, and in a decoder with cross_attention a cross-attention after each
+        self-attention."""
+        substeps = get_scheme(self.scheme).substeps
+        return with_cross(substeps) if self.cross_attention else substeps
 
     @property
     def n_ffn(self) -> int:

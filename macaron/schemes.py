@@ -15,6 +15,11 @@ different networks (O(γ²) even when solved exactly): macaron.toy and macaron.b
 A scheme is data: a tuple of sub-steps (kind, fraction), read left to right, plus the words
 and the formula a reader sees. Every registered scheme can build a network layer and run
 in the toy lab.
+
+A decoder (an encoder–decoder's target side) adds one kind: CROSS, the target's particles moving toward the
+source's, a field the other particle system makes (cross-attention). with_cross puts it right after each
+self-attention of any scheme: a Transformer decoder layer is F, C, G and a Macaron decoder layer ½G, F, C, ½G,
+as fairseq runs them.
 """
 from __future__ import annotations
 
@@ -24,11 +29,13 @@ from typing import NamedTuple
 DIFFUSION = "diffusion"    # F: interaction between particles (self-attention)
 CONVECTION = "convection"  # G: each particle on its own (feed-forward network)
 FULL = "full"              # F + G in one sub-step: no splitting (a parallel attention + FFN block)
-KINDS = (DIFFUSION, CONVECTION, FULL)
+KINDS = (DIFFUSION, CONVECTION, FULL)  # the operators of a splitting scheme (every one runs in the toy lab)
+CROSS = "cross"            # C: the field another particle system makes (a decoder's cross-attention to the source)
+SUBSTEP_KINDS = KINDS + (CROSS,)
 
 # What each kind of sub-step is called when read aloud: the operator, and the network part computing it.
 OPERATOR = {DIFFUSION: ("diffusion", "attention"), CONVECTION: ("convection", "FFN"),
-            FULL: ("diffusion + convection", "attention + FFN")}
+            FULL: ("diffusion + convection", "attention + FFN"), CROSS: ("external field", "cross-attention")}
 OPERATOR_NAME = {kind: f"{math} ({network})" for kind, (math, network) in OPERATOR.items()}
 
 
@@ -79,6 +86,18 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in (
            alias="att-ffn-att"),
 )}
 ALIASES = {s.alias: s.name for s in SCHEMES.values() if s.alias}
+
+
+def with_cross(substeps: tuple[Sub, ...]) -> tuple[Sub, ...]:
+    """A decoder layer's sub-steps: the scheme's, with a cross-attention sub-step (of the same fraction) right after
+    each one that runs a self-attention, as fairseq's decoder layer runs them (Transformer: F, C, G; Macaron:
+    ½G, F, C, ½G)."""
+    out: list[Sub] = []
+    for s in substeps:
+        out.append(s)
+        if s.kind in (DIFFUSION, FULL):
+            out.append(Sub(CROSS, s.fraction))
+    return tuple(out)
 
 
 def get_scheme(name: str) -> Scheme:
