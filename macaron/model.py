@@ -1,5 +1,6 @@
 """Networks whose layers are splitting-scheme steps, and that can record every sub-step: encoders (every particle
-moves because of all the others) and decoders (causal: because of those before it).
+moves because of all the others) and decoders (causal: because of those before it; in an encoder–decoder also
+toward the source's particles, macaron.translation).
 
 Shapes: B sentences, T tokens, d = d_model, H heads, V vocabulary.
 """
@@ -14,10 +15,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from .config import ModelConfig
-from .operators import ACTIVATION, norm, operator
+from .operators import ACTIVATION, SourceSystem, norm, operator
 from .positions import Floater, sinusoids
 from .reading import InputError, Reader, Row
-from .schemes import CONVECTION, DIFFUSION, FULL, Sub, substep_label, substep_times
+from .schemes import CONVECTION, CROSS, DIFFUSION, FULL, Sub, substep_label, substep_times
 from .trajectory import Step, Trajectory
 
 # Padded tokens per traced batch: on a CPU, larger batches leave the caches and run slower than one
@@ -30,7 +31,7 @@ class Intermediate(NamedTuple):
     sub-step (the embedding first) and that sub-step's mixing matrix (None for convection and the embedding)."""
 
     state: torch.Tensor  # [B, T, d]
-    mixing: torch.Tensor | None  # [B, H, T, T]
+    mixing: torch.Tensor | None  # [B, H, T, T]; a cross-attention's [B, H, T, S]
 
 
 def length_batches(lengths: Sequence[int], batch_size: int, batch_tokens: int) -> list[list[int]]:
@@ -74,13 +75,17 @@ class Layer(nn.Module):
     def plan(self) -> tuple[tuple[int, float, int], ...]:
         return tuple((k, s.fraction, 1) for k, s in enumerate(self.scheme))
 
-    def velocity(self, k: int, x, attention_mask=None, position=None, need_weights=False, part: str | None = None):
+    def velocity(self, k: int, x, attention_mask=None, position=None, need_weights=False, part: str | None = None,
+                 source: SourceSystem | None = None):
         """The operator of sub-step k evaluated at state x: (v [B, T, d], mixing or None). `part`, of an unsplit
-        sub-step (F + G at once): its attention (DIFFUSION) or its FFN (CONVECTION) alone."""
+        sub-step (F + G at once): its attention (DIFFUSION) or its FFN (CONVECTION) alone. `source`: the other
+        particle system, which a cross-attention sub-step reads."""
         inp = x if self.post_norm else self.norms[k](x)
         op = self.ops[k]
         if self.scheme[k].kind == CONVECTION:
             return op(inp), None
+        if self.scheme[k].kind == CROSS:
+            return op(inp, source, need_weights)
         if self.scheme[k].kind != FULL:
             return op(inp, attention_mask, position, need_weights)
         if part == DIFFUSION:
@@ -90,30 +95,31 @@ class Layer(nn.Module):
         return op(inp, attention_mask, position, need_weights, raw=x)
 
     def substep(self, k: int, x, attention_mask=None, position=None, need_weights=False, fraction: float | None = None,
-                moves: int = 1, sizes: list | None = None):
+                moves: int = 1, sizes: list | None = None, source: SourceSystem | None = None):
         """Advance x by sub-step k for `fraction` of the step (default: its fraction in the scheme), in
         `moves` Euler moves of fraction/moves each. Post-LN normalises once, after the last move: the
         norm is not part of the sub-flow that finer moves resolve. The mixing weights returned are
         those at the state entering the sub-step. `sizes` receives each move's mean ‖Δx‖²/‖x‖²."""
         h = (self.scheme[k].fraction if fraction is None else fraction) / moves
-        x, weights = self.move(k, x, h, attention_mask, position, need_weights, sizes)
+        x, weights = self.move(k, x, h, attention_mask, position, need_weights, sizes, source=source)
         for _ in range(moves - 1):
-            x = self.move(k, x, h, attention_mask, position, sizes=sizes)[0]
+            x = self.move(k, x, h, attention_mask, position, sizes=sizes, source=source)[0]
         return (self.norms[k](x) if self.post_norm else x), weights
 
     def move(self, k: int, x, h: float, attention_mask=None, position=None, need_weights=False,
-             sizes: list | None = None, part: str | None = None):
+             sizes: list | None = None, part: str | None = None, source: SourceSystem | None = None):
         """One Euler move of sub-step k's operator (or of one part of an unsplit sub-step: velocity) for a fraction
         h of the layer's step, x + step·h·op, without a post-LN norm: (x', mixing)."""
-        v, weights = self.velocity(k, x, attention_mask, position, need_weights, part)
+        v, weights = self.velocity(k, x, attention_mask, position, need_weights, part, source)
         dx = self.step * h * self.drop(v)
         if sizes is not None:  # the move relative to the state, squared: what a penalty keeps small
             sizes.append((dx.float().pow(2).sum(-1) / x.float().pow(2).sum(-1).clamp_min(1e-12)).mean())
         return x + dx, weights
 
-    def forward(self, x, attention_mask=None, position=None, record=None, plan=None, sizes: list | None = None):
+    def forward(self, x, attention_mask=None, position=None, record=None, plan=None, sizes: list | None = None,
+                source: SourceSystem | None = None):
         for k, h, n in plan or self.plan:
-            x, weights = self.substep(k, x, attention_mask, position, record is not None, h, n, sizes)
+            x, weights = self.substep(k, x, attention_mask, position, record is not None, h, n, sizes, source)
             if record is not None:
                 record.append(Intermediate(x, weights))
         return x
@@ -133,7 +139,7 @@ class Model(nn.Module):
             self.position_embedding = nn.Embedding(cfg.max_len, e)
         elif cfg.position == "floater":
             self.floater = Floater(cfg)
-        self.embed_norm = norm(cfg, e) if cfg.norm == "post" else nn.Identity()
+        self.embed_norm = norm(cfg, e) if cfg.norm == "post" and cfg.embedding_norm else nn.Identity()
         self.embed_drop = nn.Dropout(cfg.dropout)
         if cfg.embedding_size:
             self.embed_proj = nn.Linear(e, d)
@@ -194,18 +200,20 @@ class Model(nn.Module):
         walking its scheme (a plan is ((sub-step index, fraction, Euler moves), ...), see Layer)."""
         return tuple((i, layer.plan) for i, layer in enumerate(self.layers))
 
-    def forward(self, ids, attention_mask=None, record=None, program=None, sizes: list | None = None):
+    def forward(self, ids, attention_mask=None, record=None, program=None, sizes: list | None = None,
+                source: SourceSystem | None = None):
         """ids [B, T] -> hidden states [B, T, d] after the final norm. `attention_mask` [B, T] bool: True on real
         tokens, False on padding, which no token attends to (None: no padding). `record`, a list, receives
         an Intermediate (state, mixing) for the embedding and after every sub-step. `program` runs the layers'
         operators in another arrangement: reordered, refined, a layer repeated (default: its own).
-        `sizes`, a list, receives every Euler move's mean ‖Δx‖²/‖x‖² (a differentiable scalar each)."""
+        `sizes`, a list, receives every Euler move's mean ‖Δx‖²/‖x‖² (a differentiable scalar each).
+        `source`: the encoder's final states and mask, which a decoder's cross-attention sub-steps read."""
         x = self.embed(ids)
         if record is not None:
             record.append(Intermediate(x, None))
         positions = self.block_positions(ids.shape[1])
         for i, plan in self.program() if program is None else program:
-            x = self.layers[i](x, attention_mask, positions[i], record, plan, sizes)
+            x = self.layers[i](x, attention_mask, positions[i], record, plan, sizes, source)
         return self.final_norm(x)
 
     def head(self, hidden):  # [..., d] -> [..., V]
@@ -306,15 +314,17 @@ class Model(nn.Module):
         if bar is not None:
             bar.close()
 
-    def _trajectories(self, rows, texts, record, final, steps, meta) -> list[Trajectory]:
-        """One Trajectory per row of a traced batch; each device array is copied to the host once."""
+    def _trajectories(self, rows, texts, record, final, steps, meta, source_lengths=None) -> list[Trajectory]:
+        """One Trajectory per row of a traced batch; each device array is copied to the host once. A cross-attention
+        sub-step's matrix is cut to the row's source, `source_lengths[b]` tokens."""
         states = torch.stack([r.state for r in record], 1).float().cpu().numpy()  # [B, S, T, d]
-        mixing = [None if r.mixing is None else r.mixing.float().cpu().numpy() for r in record[1:]]  # [B, H, T, T]
+        mixing = [None if r.mixing is None else r.mixing.float().cpu().numpy() for r in record[1:]]  # [B, H, T, T|S]
         final = final.float().cpu().numpy()
         out = []
         for b, ((token_ids, tokens, dropped, guess_at), text) in enumerate(zip(rows, texts)):
             T = len(token_ids)
-            mix = [None if m is None else m[b, :, :T, :T].copy() for m in mixing]
+            cols = {CROSS: source_lengths[b] if source_lengths else None}
+            mix = [None if m is None else m[b, :, :T, :cols.get(step.kind, T)].copy() for m, step in zip(mixing, steps)]
             out.append(Trajectory(tokens=tokens, token_ids=list(token_ids), states=states[b, :, :T].copy(),
                                   steps=list(steps), mixing=mix, final=final[b, :T].copy(), meta=dict(meta), text=text,
                                   truncated=dropped, guess_at=guess_at))

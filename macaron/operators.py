@@ -1,4 +1,5 @@
-"""The two operators of a layer: diffusion (mixing between particles) and convection (FFN).
+"""The two operators of a layer: diffusion (mixing between particles) and convection (FFN); and in a decoder the
+external field of another particle system (cross-attention: the target's particles moving toward the source's).
 
 Diffusion is a mixing matrix times the values: y_i = Σ_j A_ij V x_j, row-stochastic A.
 `dot` builds A from query–key products (Vaswani et al.); the Synthesizer family (Tay et al.,
@@ -12,13 +13,14 @@ seed 002) synthesizes the logits of A without token–token dot products:
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from .config import ModelConfig
-from .schemes import CONVECTION, DIFFUSION, FULL
+from .schemes import CONVECTION, CROSS, DIFFUSION, FULL
 
 ACTIVATION = {"gelu": nn.GELU, "relu": nn.ReLU, "gelu_tanh": lambda: nn.GELU(approximate="tanh"), "silu": nn.SiLU}
 
@@ -178,6 +180,52 @@ class Diffusion(nn.Module):
         return self.out(y), weights
 
 
+class SourceSystem(NamedTuple):
+    """The other particle system, as a decoder's cross-attention reads it: the encoder's final states and which of
+    them are real tokens."""
+
+    states: torch.Tensor  # [B, S, d]
+    mask: torch.Tensor | None  # [B, S] bool, True on real tokens (None: no padding)
+
+
+class CrossAttention(nn.Module):
+    """C(x; s): each target particle moves toward a weighted mean of the source particles' values,
+    y_i = Σ_j A_ij V s_j, A = softmax(q(x_i)·k(s_j)/√d_head) over the source (its padding masked): row-stochastic,
+    target × source. The source stays still; it is the field."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        d = cfg.d_model
+        self.n_heads, self.d_head, self.dropout = cfg.n_heads, cfg.d_head, cfg.dropout
+        self.q = nn.Linear(d, d, bias=cfg.bias)       # queries from the target's state
+        self.kv = nn.Linear(d, 2 * d, bias=cfg.bias)  # keys and values from the source's
+        self.out = nn.Linear(d, d, bias=cfg.bias)
+
+    def _heads(self, x):  # [B, T, d] -> [B, H, T, d_head]
+        B, T, _ = x.shape
+        return x.view(B, T, self.n_heads, self.d_head).transpose(1, 2)
+
+    def forward(self, x, source: SourceSystem | None, need_weights: bool = False):
+        """x [B, T, d], the target's states; source: the encoder's (its batch of 1 serves every row). Returns
+        (y [B, T, d], mixing [B, H, T, S] or None)."""
+        if source is None:
+            raise ValueError("a cross-attention sub-step reads the source's states: run the decoder with a source")
+        B, T, d = x.shape
+        q = self._heads(self.q(x))
+        k, v = (self._heads(t).expand(B, -1, -1, -1) for t in self.kv(source.states).chunk(2, dim=-1))
+        mask = None if source.mask is None else source.mask[:, None, None, :]  # [B, 1, 1, S]
+        p = self.dropout if self.training else 0.0
+        if not need_weights:
+            y, weights = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p), None
+        else:
+            logits = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+            if mask is not None:
+                logits = logits.masked_fill(~mask, float("-inf"))
+            weights = torch.softmax(logits, dim=-1).expand(B, -1, -1, -1)
+            y = F.dropout(weights, p, self.training) @ v
+        return self.out(y.transpose(1, 2).reshape(B, T, d)), weights
+
+
 class Parallel(nn.Module):
     """F + G in one sub-step (no splitting): attention and FFN read the same state, their moves add.
 
@@ -229,4 +277,6 @@ def operator(kind: str, cfg: ModelConfig, activation: str | None = None) -> nn.M
         return convection(cfg, activation)
     if kind == FULL:
         return Parallel(cfg, activation)
+    if kind == CROSS:
+        return CrossAttention(cfg)
     raise ValueError(f"unknown sub-step kind {kind!r}")

@@ -21,7 +21,7 @@ class Step:
     """One sub-step of one layer."""
 
     layer: int       # 0-based layer index
-    kind: str        # "diffusion" | "convection"
+    kind: str        # "diffusion" | "convection" | "full" | "cross" (schemes.SUBSTEP_KINDS)
     fraction: float  # h: share of the layer's step this sub-step runs for
     time: float      # depth reached after this sub-step, in layers (boundaries on integers)
     label: str       # e.g. "layer 3 · ½ convection (FFN)"
@@ -33,7 +33,8 @@ class Trajectory:
     token_ids: list[int]
     states: np.ndarray                  # float32 [n_steps + 1, n_tokens, d]; states[0] = embedding
     steps: list[Step]                   # one per sub-step
-    mixing: list[np.ndarray | None]     # per sub-step: [heads, T, T] for diffusion, None for convection
+    mixing: list[np.ndarray | None]     # per sub-step: [heads, T, T] for diffusion, None for convection, and for a
+                                        # decoder's cross-attention [heads, T, S]: target rows, source columns
     final: np.ndarray                   # [n_tokens, d]: the model's output (after any final norm)
     meta: dict = field(default_factory=dict)  # model name, scheme, norm, attention, position, device, ...
     text: str = ""                      # the text traced ("" for token ids)
