@@ -19,6 +19,13 @@ single-sentence task forms it (glue_dataset.py's GlueSingleDataset): <cls>, the 
 </s> to every binarised line). Without codes, step 7 splits each word into the longest pieces of the dictionary,
 left to right: an approximation, and the tokenizer says so (`note`).
 
+The paper's translation models read text as translation/macaron-scripts prepared it (a Recipe each): IWSLT14,
+Moses tokenisation in the source's language (escaping on, tokenizer.perl's default), lower case, BPE; WMT14,
+Moses normalisation, non-printing characters removed, aggressive hyphen splitting (@-@), no lower case, BPE; both
+with "’" straightened as the test-set scripts do, and the ids of fairseq's plain Dictionary (four specials, then
+dict.txt's lines from id 4), a sentence its pieces and </s>. A translation is read back as fairseq prints it
+(Dictionary.string, "@@ " removed) and detokenised by Moses in the target's language (TranslationReading).
+
 MosesBPE has the interface the library reads of a Hugging Face tokenizer (encode, token_to_id, id_to_token,
 get_vocab, get_vocab_size, save); the specials show under BERT's names ([CLS], [SEP], [MASK], [PAD], [UNK]), every
 other token as its dictionary entry ("hel@@" and "lo"). It is stored as JSON, a model folder's tokenizer.json with
@@ -29,7 +36,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -41,6 +48,11 @@ READER = "fairseq-moses-bpe"  # the value of the "reader" key that opens our tok
 SPECIALS = ("<Lua heritage>", "<pad>", "</s>", "<unk>", "<mask>", "<cls>")
 PAD, EOS, UNK, MASK, CLS = 1, 2, 3, 4, 5
 SHOWN = {PAD: "[PAD]", EOS: "[SEP]", UNK: "[UNK]", MASK: MASK_TOKEN, CLS: "[CLS]"}  # as the explorer finds them
+# fairseq 0.6's plain Dictionary (translation): the first four, dict.txt's lines from id 4; </s> shown as itself (it
+# ends a source and starts and ends a target)
+DICTIONARY_SPECIALS = SPECIALS[:4]
+PLAIN_SHOWN = {PAD: "[PAD]", EOS: "</s>", UNK: "[UNK]"}
+PAIR_READER = "fairseq-moses-bpe-pair"  # a translation model's tokenizer.json: the source's reading and the target's
 SEPARATOR, END = "@@", "</w>"
 WORDS_KEPT = 1 << 16  # words whose pieces are remembered
 
@@ -52,6 +64,46 @@ PRE_CLEANUP = ((r"\.{4,}", "..."), (r"<<", "«"), (r">>", "»"), (r" (,:\.\)\]»
 
 class ReadingError(ValueError):
     """A dictionary, codes or tokenizer file that cannot be read; the message names the file and the line."""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """The steps a release's scripts ran on a line (the module's text), and the dictionary its ids come from."""
+
+    name: str = "bert"             # whose scripts: bert (process_bert.sh), iwslt14, wmt14
+    lang: str = "en"               # Moses's language: normalisation, tokenisation, detokenisation
+    cleanup: bool = True           # bert's precleanup_english.py (step 1) and backslash cleanup (step 4)
+    normalise: bool = True         # normalize-punctuation.perl (step 2)
+    non_printing: bool = True      # remove-non-printing-char.perl (step 3)
+    straight_quotes: bool = False  # the translation test sets' sed "s/’/'/g"
+    escape: bool = False           # tokenizer.perl's escaping of & | < > ' " [ ] (bert ran it with -no-escape)
+    aggressive: bool = False       # tokenizer.perl -a: a hyphen inside a word split off as @-@
+    lowercase: bool = True         # step 6
+    dictionary: str = "bert"       # bert: BertDictionary, <cls> … </s>; plain: Dictionary, … </s> (translation)
+
+    @property
+    def specials(self) -> tuple[str, ...]:
+        return SPECIALS if self.dictionary == "bert" else DICTIONARY_SPECIALS
+
+    @property
+    def shown(self) -> dict[int, str]:
+        return SHOWN if self.dictionary == "bert" else PLAIN_SHOWN
+
+
+BERT = Recipe()
+
+
+def iwslt14(lang: str) -> Recipe:
+    """prepare-iwslt14.sh: tokenizer.perl -l lang, lowercase.perl, subword-nmt's BPE on the joined corpus."""
+    return Recipe("iwslt14", lang, cleanup=False, normalise=False, non_printing=False, straight_quotes=True,
+                  escape=True, lowercase=True, dictionary="plain")
+
+
+def wmt14(lang: str) -> Recipe:
+    """prepare-wmt14en2de.sh: normalize-punctuation.perl, remove-non-printing-char.perl, tokenizer.perl -a -l lang,
+    subword-nmt's BPE on the joined corpus; cased."""
+    return Recipe("wmt14", lang, cleanup=False, straight_quotes=True, escape=True, aggressive=True, lowercase=False,
+                  dictionary="plain")
 
 
 @dataclass(frozen=True)
@@ -75,19 +127,20 @@ def _lines(file: Path, what: str) -> list[str]:
         raise ReadingError(f"{file}: not a readable UTF-8 {what} file ({e})") from None
 
 
-def read_dictionary(file) -> list[str]:
+def read_dictionary(file, specials: tuple[str, ...] = SPECIALS) -> list[str]:
     """Every entry of a fairseq BertDictionary read from dict.txt (BertDictionary.load): the six specials, then
-    one entry a line, "<symbol> <count>", the symbol everything before the last space."""
+    one entry a line, "<symbol> <count>", the symbol everything before the last space; a plain Dictionary's
+    (translation) with its four specials, DICTIONARY_SPECIALS."""
     file = Path(file)
     lines = _lines(file, "dictionary")
-    symbols = list(SPECIALS)
+    symbols = list(specials)
     for n, line in enumerate(lines, 1):
         symbol, _, count = line.rpartition(" ")
         if not symbol or not count.strip().isdigit():
             raise ReadingError(f"{file}, line {n}: {line[:60]!r} is not '<symbol> <count>' (is this fairseq's "
                                f"dict.txt?)")
         symbols.append(symbol)
-    if len(symbols) == len(SPECIALS):
+    if len(symbols) == len(specials):
         raise ReadingError(f"{file}: the dictionary is empty")
     return symbols
 
@@ -163,18 +216,22 @@ def _piece(word: str, i: int, j: int) -> str:
 
 # ---- the tokenizer --------------------------------------------------------------------------------------------
 class MosesBPE:
-    """Text to the token ids of a fairseq BertDictionary as the paper read text (see the module's text)."""
+    """Text to the token ids of a fairseq dictionary as the paper read text, by a Recipe (see the module's text):
+    BertDictionary's for its BERT release, a plain Dictionary's for its translation models; and ids back to text."""
 
     def __init__(self, symbols: list[str], merges: list[tuple[str, str]] | None = None, rules: str = "0.2",
-                 source: dict | None = None):
-        if list(symbols[:len(SPECIALS)]) != list(SPECIALS):
-            raise ReadingError(f"the vocabulary does not start with BertDictionary's specials {list(SPECIALS)}")
+                 source: dict | None = None, recipe: Recipe = BERT):
+        specials = recipe.specials
+        if list(symbols[:len(specials)]) != list(specials):
+            kind = "BertDictionary" if recipe.dictionary == "bert" else "Dictionary"
+            raise ReadingError(f"the vocabulary does not start with {kind}'s specials {list(specials)}")
+        self.recipe = recipe
         self.symbols, self.rules, self.source = list(symbols), rules, dict(source or {})
         self.merges = None if merges is None else [tuple(m) for m in merges]
         # fairseq's Dictionary.load: a symbol read twice is found at its later id
         self.index = {s: i for i, s in enumerate(self.symbols)}
         self.ranks = {} if self.merges is None else {m: r for r, m in reversed(list(enumerate(self.merges)))}
-        self._shown = {name: i for i, name in SHOWN.items()}
+        self._shown = {name: i for i, name in recipe.shown.items()}
         self._words: dict[str, list[str]] = {}
 
     @property
@@ -198,20 +255,27 @@ class MosesBPE:
         except ImportError:
             raise ReadingError("this model reads text with Moses as the paper did: install sacremoses "
                                "(pip install sacremoses)") from None
-        return MosesPunctNormalizer(lang="en", perl_parity=True), MosesTokenizer(lang="en")
+        lang = self.recipe.lang
+        return MosesPunctNormalizer(lang=lang, perl_parity=True), MosesTokenizer(lang=lang)
 
     def words(self, text: str) -> list[str]:
-        """Steps 1 to 6: the text's words, as tokenizer.perl left them, in lower case."""
+        """Steps 1 to 6 (those of the recipe): the text's words, as tokenizer.perl left them (in lower case)."""
+        r = self.recipe
         line = " ".join(text.split())
-        for pattern, replacement in PRE_CLEANUP:
+        if r.straight_quotes:
+            line = line.replace("\u2019", "'")
+        for pattern, replacement in PRE_CLEANUP if r.cleanup else ():
             line = re.sub(pattern, replacement, line)
         normaliser, tokenizer = self._moses
-        line = normaliser.normalize(" ".join(line.split()))
-        line = "".join(" " if unicodedata.category(c)[0] == "C" or c == "\\" else c for c in line)
+        if r.normalise:
+            line = normaliser.normalize(" ".join(line.split()))
+        line = "".join(" " if (r.non_printing and unicodedata.category(c)[0] == "C") or (r.cleanup and c == "\\")
+                       else c for c in line)
         line = " ".join(line.split())
         if not line:
             return []
-        return tokenizer.tokenize(line, escape=False, return_str=True).lower().split()
+        line = tokenizer.tokenize(line, escape=r.escape, aggressive_dash_splits=r.aggressive, return_str=True)
+        return (line.lower() if r.lowercase else line).split()
 
     def pieces(self, text: str) -> list[str]:
         """The dictionary pieces of a text, "@@" ending each but a word's last (step 7)."""
@@ -233,9 +297,10 @@ class MosesBPE:
     # -- the tokenizer interface --
     def encode(self, text: str, add_special_tokens: bool = True) -> Encoding:
         """<cls>, the pieces (a typed [MASK] as <mask>), </s>: ids and display tokens (an unknown piece shows as
-        [UNK:piece])."""
+        [UNK:piece]); with a plain Dictionary (translation) the pieces and </s>."""
+        bert = self.recipe.dictionary == "bert"
         ids, tokens = [], []
-        for k, part in enumerate(text.split(MASK_TOKEN)):
+        for k, part in enumerate(text.split(MASK_TOKEN) if bert else [text]):
             if k:
                 ids.append(MASK)
                 tokens.append(SHOWN[MASK])
@@ -244,14 +309,29 @@ class MosesBPE:
                 ids.append(i)
                 tokens.append(piece if i != UNK else f"[UNK:{piece.removesuffix(SEPARATOR)}]")
         if add_special_tokens:
-            ids, tokens = [CLS, *ids, EOS], [SHOWN[CLS], *tokens, SHOWN[EOS]]
+            start = [CLS] if bert else []
+            ids = [*start, *ids, EOS]
+            tokens = [self.recipe.shown[i] for i in start] + tokens + [self.recipe.shown[EOS]]
         return Encoding(ids, tokens, [(0, 0)] * len(ids))
+
+    def decode(self, ids) -> str:
+        """Ids back to text as fairseq prints a translation (Dictionary.string with --remove-bpe: </s> left out,
+        <unk> as itself, "@@ " removed), detokenised by Moses in the recipe's language (its escapes undone, @-@
+        joined)."""
+        words = " ".join(self.symbols[i] if 0 <= i < len(self.symbols) else "<unk>" for i in map(int, ids) if i != EOS)
+        words = (words + " ").replace(SEPARATOR + " ", "").rstrip()
+        return self._detokenizer.detokenize(words.split()) if words else ""
+
+    @cached_property
+    def _detokenizer(self):
+        from sacremoses import MosesDetokenizer
+        return MosesDetokenizer(lang=self.recipe.lang)
 
     def token_to_id(self, token: str) -> int | None:
         return self._shown.get(token, self.index.get(token))
 
     def id_to_token(self, i: int) -> str | None:
-        return SHOWN.get(i, self.symbols[i] if 0 <= i < len(self.symbols) else None)
+        return self.recipe.shown.get(i, self.symbols[i] if 0 <= i < len(self.symbols) else None)
 
     def get_vocab(self) -> dict[str, int]:
         return {self.id_to_token(i): i for i in range(len(self.symbols))}
@@ -262,6 +342,7 @@ class MosesBPE:
     # -- the file --
     def to_dict(self) -> dict:
         return {"reader": READER, "version": 1, "rules": self.rules, "source": self.source,
+                "recipe": asdict(self.recipe),
                 "merges": None if self.merges is None else [f"{a} {b}" for a, b in self.merges],
                 "symbols": self.symbols}
 
@@ -275,9 +356,9 @@ class MosesBPE:
         try:
             merges = doc["merges"]
             return cls(doc["symbols"], None if merges is None else [tuple(m.split(" ")) for m in merges],
-                       doc.get("rules", "0.2"), doc.get("source"))
+                       doc.get("rules", "0.2"), doc.get("source"), Recipe(**doc.get("recipe", {})))
         except (KeyError, TypeError, AttributeError) as e:
-            raise ReadingError(f"a {READER} tokenizer without its {e} field") from None
+            raise ReadingError(f"a {READER} tokenizer with a field missing or wrong ({e})") from None
 
     @classmethod
     def from_file(cls, path) -> "MosesBPE":
@@ -285,6 +366,43 @@ class MosesBPE:
             return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
             raise ReadingError(f"{path}: not a readable tokenizer ({e})") from None
+        except ReadingError as e:
+            raise ReadingError(f"{path}: {e}") from None
+
+
+class TranslationReading:
+    """A translation model's reading: `source` reads the source language's text to the encoder's ids; `target` gives
+    the decoder's ids their tokens and reads a translation back to text in the target's language. With a joined
+    dictionary both have the same entries (stored once); the BPE codes are the source's (joined too, in the paper)."""
+
+    def __init__(self, source: MosesBPE, target_lang: str, target_symbols: list[str] | None = None):
+        self.source = source
+        self.target = MosesBPE(target_symbols or source.symbols, source.merges, source.rules, source.source,
+                               replace(source.recipe, lang=target_lang))
+        self.joined = target_symbols is None or list(target_symbols) == source.symbols
+
+    @property
+    def note(self) -> str:
+        return self.source.note
+
+    def to_dict(self) -> dict:
+        return {"reader": PAIR_READER, "version": 1, "source": self.source.to_dict(),
+                "target_lang": self.target.recipe.lang, "target_symbols": None if self.joined else self.target.symbols}
+
+    def save(self, path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
+
+    @classmethod
+    def from_file(cls, path) -> "TranslationReading":
+        try:
+            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+            if not isinstance(doc, dict) or doc.get("reader") != PAIR_READER:
+                raise ReadingError(f"not a {PAIR_READER} tokenizer")
+            return cls(MosesBPE.from_dict(doc["source"]), doc["target_lang"], doc.get("target_symbols"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ReadingError(f"{path}: not a readable tokenizer ({e})") from None
+        except (KeyError, TypeError) as e:
+            raise ReadingError(f"{path}: a {PAIR_READER} tokenizer with a field missing or wrong ({e})") from None
         except ReadingError as e:
             raise ReadingError(f"{path}: {e}") from None
 
