@@ -175,16 +175,19 @@ def read_metrics(file: Path) -> list[dict]:
             rows.append(row)
     return rows
 
-OURS, HF_BERT = "macaron", "hf-bert"
+OURS, HF_BERT, ENCODER_DECODER = "macaron", "hf-bert", "encoder-decoder"
 
 
 def read_config(folder: Path) -> tuple[str, dict]:
-    """(format, fields) of the folder's config.json: the one place that reads it and tells ours
-    (a 'scheme' field) from a Hugging Face config (a 'model_type' or 'hidden_size'; macaron.hf judges its family)."""
+    """(format, fields) of the folder's config.json: the one place that reads it and tells ours (a 'scheme' field;
+    an encoder–decoder of ours, macaron.translation: an 'encoder' and a 'decoder' config with one each) from a Hugging
+    Face config (a 'model_type' or 'hidden_size'; macaron.hf judges its family)."""
     file = folder / "config.json"
     fields = read_json(file)
     if not isinstance(fields, dict):
         raise CheckpointError(f"{file}: expected a JSON object")
+    if all(isinstance(fields.get(k), dict) and "scheme" in fields[k] for k in ("encoder", "decoder")):
+        return ENCODER_DECODER, fields
     if "scheme" in fields:
         return OURS, fields
     if "model_type" in fields or "hidden_size" in fields:

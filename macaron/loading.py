@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 
 from .checkpoint import (
+    ENCODER_DECODER,
     HF_BERT,
     CheckpointError,
     model_config,
@@ -24,12 +25,14 @@ from .hf import family_of
 from .milestones import milestones, random_start
 from .model import Model
 from .sources import locate
+from .translation import from_folder as encoder_decoder
 
 
 def load(path_or_name, device: str | torch.device | None = None, at: int | None = None):
     """A model folder, or a name (shipped, an imported release, a Hugging Face Hub id: macaron.sources.locate; a Hub
     model not in the local Hub cache is downloaded), to a Model in eval mode: ours, or a Hugging Face encoder or
-    decoder of a family macaron.hf maps (FAMILIES, macaron.decoders.DECODERS). `at=tokens`: the model at the
+    decoder of a family macaron.hf maps (FAMILIES, macaron.decoders.DECODERS); an encoder–decoder of ours (the
+    paper's translation models) to a macaron.translation.EncoderDecoder. `at=tokens`: the model at the
     stage of its training nearest that many tokens (macaron.milestones; `model.milestone` says which)."""
     if at is not None:
         return load_at(path_or_name, at, device)
@@ -38,17 +41,21 @@ def load(path_or_name, device: str | torch.device | None = None, at: int | None 
 
 
 def load_folder(folder: Path, kind: str, fields: dict, device=None):
-    """The Model of a folder whose config.json was read (read_config): one path for both formats."""
+    """The Model (or EncoderDecoder) of a folder whose config.json was read (read_config): one path for every format."""
     family = family_of(fields, folder) if kind == HF_BERT else None  # another kind is named before any file is
     if not list(folder.glob("*.safetensors")) and list(folder.glob("*.bin")):
         raise CheckpointError(f"{folder}: only pickled *.bin weights found; we load safetensors only "
                               f"(convert them with safetensors' convert script first)")
-    if family:
-        config, state = family.load(fields, folder)
-    else:
-        config = model_config(fields, folder)  # a wrong config.json is named before the weights are read
+    if kind == ENCODER_DECODER:
+        model = encoder_decoder(folder, fields)  # a wrong config.json is named before the weights are read
         state = read_weights(folder)
-    model = Model(config, read_tokenizer(folder, config.vocab_size, bert_names=not config.causal))
+    else:
+        if family:
+            config, state = family.load(fields, folder)
+        else:
+            config = model_config(fields, folder)  # a wrong config.json is named before the weights are read
+            state = read_weights(folder)
+        model = Model(config, read_tokenizer(folder, config.vocab_size, bert_names=not config.causal))
     expected = model.state_dict()
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))
