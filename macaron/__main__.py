@@ -7,6 +7,8 @@
     python -m macaron fetch NAME               paper-macaron-bert-base (the paper's release, converted once), or a
                                                Hugging Face Hub id (bert-base-uncased, owner/name) into the Hub cache
     python -m macaron import-fairseq CHECKPOINT --dict DICT [--bpe-codes CODES] --out FOLDER   the paper's own models
+                                               (BERT and translation; --source-dict and --target-dict for a
+                                               translation model's separate dictionaries)
     python -m macaron zoo [--json|--markdown]  the race of splitting schemes, from the stored curves
     python -m macaron zoo --path [A,B]         one gap along training (default: the Transformer − the control)
 """
@@ -175,7 +177,11 @@ def main(argv=None) -> int:
     fe.add_argument("name", help="paper-macaron-bert-base, or a Hugging Face Hub id such as bert-base-uncased")
     im = sub.add_parser("import-fairseq", help="import one of the paper's fairseq 0.6 checkpoints as a model folder")
     im.add_argument("checkpoint", type=Path, help="the .pt file (read as data only: torch's weights-only unpickler)")
-    im.add_argument("--dict", type=Path, required=True, help="its dict.txt (fairseq's BertDictionary)")
+    im.add_argument("--dict", type=Path, default=None,
+                    help="its dict.txt (a BERT model's BertDictionary; a translation model's joined dictionary)")
+    im.add_argument("--source-dict", type=Path, default=None,
+                    help="a translation model's source dictionary (dict.de.txt), when not joined")
+    im.add_argument("--target-dict", type=Path, default=None, help="... and its target dictionary (dict.en.txt)")
     im.add_argument("--bpe-codes", type=Path, default=None,
                     help="its BPE codes (fastBPE's or subword-nmt's); without them the reading is approximate")
     im.add_argument("--out", type=Path, required=True, help="the model folder to write")
@@ -228,20 +234,33 @@ def zoo(args) -> int:
 def import_fairseq(args) -> int:
     from .fairseq import import_fairseq as convert
 
-    out = convert(args.checkpoint, args.dict, args.bpe_codes, args.out, args.name)
+    out = convert(args.checkpoint, args.dict, args.bpe_codes, args.out, args.name, source_dict=args.source_dict,
+                  target_dict=args.target_dict)
     model = load(out, "cpu")
-    print(f"{out}: {model.config.name}, scheme {model.config.scheme}, {model.config.n_layers} layers × "
-          f"{model.config.d_model}, {model.config.vocab_size:,} tokens"
-          + ("" if args.bpe_codes else "; reading approximate (no --bpe-codes)") + f"; see {out / 'README.md'}")
+    c = model.config
+    systems = [c] if not hasattr(c, "encoder") else [c.encoder, c.decoder]
+    what = " and ".join(f"{s.n_layers} layers × {s.d_model}, {s.vocab_size:,} tokens" for s in systems)
+    kind = f"{c.source_lang} → {c.target_lang}, scheme {c.encoder.scheme}" if len(systems) == 2 else \
+        f"scheme {c.scheme}"
+    print(f"{out}: {c.name}, {kind}, {what}" + ("" if args.bpe_codes else "; reading approximate (no --bpe-codes)")
+          + f"; see {out / 'README.md'}")
     return 0
 
 
 def trace(args) -> int:
     model = load(args.model or (available() or ["(none shipped)"])[0])
-    traj = model.trace(args.text)
-    print(table(model, traj))
+    if hasattr(model, "translate"):  # an encoder–decoder: both systems, and the translation
+        result = model.translate(args.text)
+        print(f"{table(model.encoder, result.source)}\n\n{table(model.decoder, result.target)}\n\n"
+              f"translation: {result.text}")
+        doc = dict(source=result.source.to_dict(), target=result.target.to_dict(), target_ids=result.target_ids,
+                   text=result.text)
+    else:
+        traj = model.trace(args.text)
+        print(table(model, traj))
+        doc = traj.to_dict()
     if args.json:
-        args.json.write_text(traj.to_json())
+        args.json.write_text(json.dumps(doc, ensure_ascii=False))
         print(f"trajectory written to {args.json}")
     return 0
 
