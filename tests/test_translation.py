@@ -27,6 +27,8 @@ import macaron
 from macaron import CheckpointError, InputError
 from macaron.config import ModelConfig
 from macaron.fairseq import TRANSLATION, import_fairseq
+from macaron.model import Model
+from macaron.operators import SourceSystem
 from macaron.schemes import CONVECTION, CROSS, DIFFUSION, SCHEMES, Sub, with_cross
 
 D, LAYERS, HEADS, FFN, MAX_POS = 32, 2, 4, 48, 40
@@ -440,6 +442,30 @@ def test_a_decoder_layer_puts_cross_attention_after_each_self_attention():
         del old[field]
     read = ModelConfig.from_dict(old)
     assert read.substeps == SCHEMES["strang"].substeps and read.embedding_norm and not read.cross_attention
+
+
+def test_cross_attention_reads_the_source_and_never_its_padding():
+    torch.manual_seed(0)
+    config = ModelConfig(scheme="macaron", d_model=D, n_layers=LAYERS, n_heads=HEADS, ffn_total=2 * FFN, dropout=0.0,
+                         vocab_size=40, max_len=20, mlm_head=False, causal=True, cross_attention=True, lm_head=True)
+    decoder = Model(config).eval()
+    source = torch.randn(1, 5, D)
+    mask = torch.tensor([[True] * 5 + [False] * 3])
+    padded = SourceSystem(torch.cat([source, 10 * torch.randn(1, 3, D)], dim=1), mask)
+    ids = torch.tensor([[EOS, 7, 9, 11]])
+    record: list = []
+    with torch.no_grad():
+        alone = decoder(ids, source=SourceSystem(source, None))
+        assert torch.allclose(decoder(ids, source=padded), alone, atol=1e-5)  # SDPA's path
+        assert torch.allclose(decoder(ids, None, record, source=padded), alone, atol=1e-5)  # the recorded path
+        flipped = decoder(ids, source=SourceSystem(source.flip(1), None))
+        other = decoder(ids, source=SourceSystem(torch.randn(1, 5, D), None))
+    assert torch.allclose(flipped, alone, atol=1e-5)  # a field of the source's particles: their order is in them
+    assert float((other - alone).abs().max()) > 1e-4  # other particles pull the target's elsewhere
+    cross = [r.mixing for r in record[1:] if r.mixing is not None and r.mixing.shape[-1] == 8]
+    assert len(cross) == 2 and all(float(m[..., 5:].abs().max()) == 0 for m in cross)  # one per layer
+    with pytest.raises(ValueError, match="source"):
+        decoder(ids)
 
 
 # ---- tests: the computation ------------------------------------------------------------------------------------
