@@ -45,6 +45,7 @@ EXTRA = [  # presenter mode and a lesson step on the classroom screen; the lab's
     # the race: loss curves as seed bands, the paired differences with their intervals
     ("lab-race", "/lab#4 · The race", None, (1280, 720)),
     ("lab-race", "/lab#4 · The race", None, (1920, 1080)),
+    ("lab-race-gaps", "/lab#Does the split FFN", None, (1280, 720)),  # the gap along training, every budget
 ]
 
 

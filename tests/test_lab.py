@@ -245,8 +245,11 @@ def test_section_4_draws_the_stored_race_and_says_what_it_shows(monkeypatch):
     paths = zoo.paths(stored)  # the Transformer − control gap: each seed's path in both panels
     assert paths and len([t for t in specs[2]["data"] if t.get("mode") == "lines"]) == 2 * len(paths)
     assert "Does the split FFN's lead last?" in [h.value for h in lab.subheader]
-    verdicts = [zoo.verdict(d) for d in zoo.differences(stored)]
-    assert verdicts and all(v in " ".join(m.value for m in lab.markdown) for v in verdicts)
+    shown = " ".join(m.value for m in lab.markdown)
+    verdicts = zoo.verdicts(zoo.differences(stored))  # each names its budget: 20 M and 60 M runs are stored
+    assert verdicts and verdicts in shown and ", 60 M tokens: " in verdicts
+    longer = zoo.lasting(stored).strip()  # what the 60 M pair says about the 20 M lead, under the gap chart
+    assert longer.startswith("Trained to 60 M tokens") and longer in shown
     assert len(lab.dataframe[-1].value) == len(stored)
 
 

@@ -572,6 +572,8 @@ def section_gap(race: list) -> None:
         return
     st.subheader("Does the split FFN's lead last?")
     st.plotly_chart(plot.race_gaps(paths), key="l_race_gaps", **CHART)
+    if said := zoo.lasting(race).strip():  # what the longest budget says, once one beyond the race's is stored
+        st.markdown(said)
     state.explain(
         f"The gap between the Transformer and the control (the same order, G whole or in two halves) at every "
         f"evaluation of a seed's pair, which saw the same batches. A run has left the word-count plateau at its first "
