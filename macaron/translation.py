@@ -240,6 +240,14 @@ class EncoderDecoder(nn.Module):
         return Translation(source, target, best.tokens, text, best.score, beam)
 
     @torch.no_grad()
+    def trace_target(self, source, target_ids) -> Trajectory:
+        """The decoder's Trajectory on [</s>] + target_ids, teacher-forced (any target: a reference translation as
+        well as the model's own), its particles pulled by the source's (text or ids) final states."""
+        row = self.source_row(source)
+        memory = self.encode(row[0])
+        return self._trace(self.decoder, self._target_row(target_ids), "", TARGET, memory, len(row[0]))[0]
+
+    @torch.no_grad()
     def _trace(self, model: Model, row, text: str, system: str, source: SourceSystem | None = None,
                source_length: int | None = None) -> tuple[Trajectory, torch.Tensor]:
         """(one system's Trajectory, its final states [1, T, d]): every sub-step recorded."""

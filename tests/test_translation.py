@@ -516,8 +516,7 @@ def test_import_matches_the_papers_computation(tmp_path, monkeypatch, release, a
             ours = model.target_logits(source, target)
         assert ours.shape == (len(target) + 1, c.decoder.vocab_size)
         assert err(ours, logits) < TOL, (arch, "logits")
-        traced = model._trace(model.decoder, model._target_row(target), "", "target", model.encode(source),
-                              len(source))[0]
+        traced = model.trace_target(source, target)
         for k, theirs in enumerate(dec_states):
             assert err(traced.states[k], theirs) < TOL, (arch, "decoder", traced.labels[k])
         mixing = [m for m, s in zip(traced.mixing, traced.steps) if s.kind == CROSS]
