@@ -22,6 +22,7 @@ import streamlit as st
 import macaron
 from macaron import CheckpointError, InputError, analysis, plot, toy
 from macaron.checkpoint import NO_TOKENIZER
+from macaron.translation import EncoderDecoder
 
 MAX_TOKENS = 96        # the explorer shows at most this many particles (more is unreadable)
 MAX_CHARS = 20_000     # longer text is cut before tokenising, and the page says so
@@ -135,6 +136,10 @@ RANDOM_START = "#random-start"  # a model path ending so: its random start, rebu
 def load_model(path: str):
     start = path.endswith(RANDOM_START)
     model = macaron.load(path.removesuffix(RANDOM_START), at=0) if start else macaron.load(path)
+    if isinstance(model, EncoderDecoder):  # two particle systems: no page draws them yet (issue 59)
+        raise CheckpointError(f"{path}: a translation model (an encoder–decoder). These pages open one particle "
+                              f"system, an encoder's or a decoder's; read this one with `python -m macaron trace "
+                              f"--model {path} \"a sentence\"` or `macaron.load(...).translate(text)`")
     if model.tokenizer is None:
         raise CheckpointError(f"{path}: the explorer cannot read text with this model: {NO_TOKENIZER}")
     return model

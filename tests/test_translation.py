@@ -697,3 +697,26 @@ def test_cli_imports_a_translation_model_and_translates(tmp_path, monkeypatch, r
                  str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "--target-dict" in err and err.count("\n") == 1
+
+
+def test_the_explorers_pages_say_a_translation_model_is_not_theirs_yet(tmp_path, monkeypatch, release):
+    """An imported translation model listed beside the encoders: every page that opens it says in words what it is
+    and how to read it (no page draws two particle systems yet), never an exception; the other pages go on."""
+    from streamlit.testing.v1 import AppTest
+
+    models = tmp_path / "models"
+    models.mkdir()
+    folder = imported(tmp_path, "transformer_iwslt_de_en_macaron_v2", "joined", release, monkeypatch)[-1]
+    folder.rename(models / "paper-small")
+    monkeypatch.setenv("MACARON_MODELS_DIR", str(models))
+    monkeypatch.delenv("MACARON_MODELS", raising=False)
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app" / "main.py"), default_timeout=120)
+    at.query_params.update({"m": "paper-small", "a": "paper-small", "b": "paper-small"})
+    at.run()
+    for page in (None, "views/compare.py", "views/dynamics.py", "views/lab.py"):
+        if page:
+            at.switch_page(page)
+            at.run()
+        assert not at.exception, (page, [e.message for e in at.exception])
+        said = " ".join(str(e.value) for e in at.error)
+        assert "a translation model (an encoder–decoder)" in said and "translate(text)" in said, (page, said)
