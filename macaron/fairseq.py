@@ -524,7 +524,7 @@ def import_fairseq(checkpoint, dictionary=None, bpe_codes=None, out=None, name: 
         raise
     except (ValueError, TypeError, IndexError, RuntimeError) as e:  # a size its args do not allow, a wrong shape
         raise CheckpointError(f"{checkpoint}: weights or args that do not fit together ({_first_line(e)})") from None
-    record = dict(source=f"fairseq 0.6 (Lu et al. 2019, {kind if kind == 'translation' else 'bert'}/)",
+    record = dict(source=f"fairseq 0.6 (Lu et al. 2019, {kind}/)",
                   checkpoint=str(checkpoint.resolve()), sha256=_sha256(checkpoint), bytes=checkpoint.stat().st_size,
                   dictionary=str(files[0].resolve()), target_dictionary=str(files[-1].resolve()),
                   bpe_codes=str(Path(bpe_codes).resolve()) if bpe_codes else None, bpe_merges=len(merges or ()),

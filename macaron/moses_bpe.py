@@ -347,7 +347,7 @@ class MosesBPE:
                 "symbols": self.symbols}
 
     def save(self, path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
+        _write_json(path, self.to_dict())
 
     @classmethod
     def from_dict(cls, doc: dict) -> "MosesBPE":
@@ -362,12 +362,7 @@ class MosesBPE:
 
     @classmethod
     def from_file(cls, path) -> "MosesBPE":
-        try:
-            return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise ReadingError(f"{path}: not a readable tokenizer ({e})") from None
-        except ReadingError as e:
-            raise ReadingError(f"{path}: {e}") from None
+        return _read_json(path, cls.from_dict)
 
 
 class TranslationReading:
@@ -390,21 +385,34 @@ class TranslationReading:
                 "target_lang": self.target.recipe.lang, "target_symbols": None if self.joined else self.target.symbols}
 
     def save(self, path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
+        _write_json(path, self.to_dict())
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> "TranslationReading":
+        if not isinstance(doc, dict) or doc.get("reader") != PAIR_READER:
+            raise ReadingError(f"not a {PAIR_READER} tokenizer")
+        try:
+            return cls(MosesBPE.from_dict(doc["source"]), doc["target_lang"], doc.get("target_symbols"))
+        except (KeyError, TypeError) as e:
+            raise ReadingError(f"a {PAIR_READER} tokenizer with a field missing or wrong ({e})") from None
 
     @classmethod
     def from_file(cls, path) -> "TranslationReading":
-        try:
-            doc = json.loads(Path(path).read_text(encoding="utf-8"))
-            if not isinstance(doc, dict) or doc.get("reader") != PAIR_READER:
-                raise ReadingError(f"not a {PAIR_READER} tokenizer")
-            return cls(MosesBPE.from_dict(doc["source"]), doc["target_lang"], doc.get("target_symbols"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise ReadingError(f"{path}: not a readable tokenizer ({e})") from None
-        except (KeyError, TypeError) as e:
-            raise ReadingError(f"{path}: a {PAIR_READER} tokenizer with a field missing or wrong ({e})") from None
-        except ReadingError as e:
-            raise ReadingError(f"{path}: {e}") from None
+        return _read_json(path, cls.from_dict)
+
+
+def _write_json(path, doc: dict) -> None:
+    Path(path).write_text(json.dumps(doc, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _read_json(path, from_dict):
+    """A tokenizer.json of ours read by `from_dict`, or one ReadingError that names the file."""
+    try:
+        return from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ReadingError(f"{path}: not a readable tokenizer ({e})") from None
+    except ReadingError as e:
+        raise ReadingError(f"{path}: {e}") from None
 
 
 def is_moses_bpe(file) -> bool:

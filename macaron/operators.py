@@ -66,6 +66,20 @@ def _divisor_near_sqrt(n: int) -> int:
     return max(a for a in range(1, int(math.isqrt(n)) + 1) if n % a == 0)
 
 
+def split_heads(x, heads: int, d_head: int):  # [B, T, heads·d_head] -> [B, heads, T, d_head]
+    B, T, _ = x.shape
+    return x.view(B, T, heads, d_head).transpose(1, 2)
+
+
+def mix(logits, mask, v, dropout: float, training: bool, batch: int):
+    """The mixing matrix A = softmax(logits) where `mask` allows (True: may attend; None: everywhere) and its move
+    A·v: (y [B, H, T, d_head], A [B, H, T, S]) (logits [B or 1, H, T, S], broadcast over the batch)."""
+    if mask is not None:
+        logits = logits.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(logits, dim=-1).expand(batch, -1, -1, -1)
+    return F.dropout(weights, dropout, training) @ v, weights
+
+
 class Diffusion(nn.Module):
     """F(x): particles move towards a weighted mean of the others' values."""
 
@@ -107,8 +121,7 @@ class Diffusion(nn.Module):
         self.out = nn.Linear(d, d, bias=cfg.bias)
 
     def _heads(self, x, heads: int | None = None):  # [B, T, heads·d_head] -> [B, heads, T, d_head]
-        B, T, _ = x.shape
-        return x.view(B, T, heads or self.n_heads, self.d_head).transpose(1, 2)
+        return split_heads(x, heads or self.n_heads, self.d_head)
 
     def _mask(self, attention_mask, T: int, device):
         """Who may attend to whom, [B or 1, 1, T or 1, T] bool (True: may), or None for everyone: the padding
@@ -172,10 +185,7 @@ class Diffusion(nn.Module):
             else:
                 alpha = torch.softmax(self.mix_logits, dim=0)
                 logits = sum(a * s for a, s in zip(alpha, parts))
-            if mask is not None:
-                logits = logits.masked_fill(~mask, float("-inf"))
-            weights = torch.softmax(logits, dim=-1).expand(B, -1, -1, -1)
-            y = F.dropout(weights, p, self.training) @ v
+            y, weights = mix(logits, mask, v, p, self.training, B)
         y = y.transpose(1, 2).reshape(B, T, d)
         return self.out(y), weights
 
@@ -201,28 +211,21 @@ class CrossAttention(nn.Module):
         self.kv = nn.Linear(d, 2 * d, bias=cfg.bias)  # keys and values from the source's
         self.out = nn.Linear(d, d, bias=cfg.bias)
 
-    def _heads(self, x):  # [B, T, d] -> [B, H, T, d_head]
-        B, T, _ = x.shape
-        return x.view(B, T, self.n_heads, self.d_head).transpose(1, 2)
-
     def forward(self, x, source: SourceSystem | None, need_weights: bool = False):
         """x [B, T, d], the target's states; source: the encoder's (its batch of 1 serves every row). Returns
         (y [B, T, d], mixing [B, H, T, S] or None)."""
         if source is None:
             raise ValueError("a cross-attention sub-step reads the source's states: run the decoder with a source")
         B, T, d = x.shape
-        q = self._heads(self.q(x))
-        k, v = (self._heads(t).expand(B, -1, -1, -1) for t in self.kv(source.states).chunk(2, dim=-1))
+        q = split_heads(self.q(x), self.n_heads, self.d_head)
+        k, v = (split_heads(t, self.n_heads, self.d_head).expand(B, -1, -1, -1)
+                for t in self.kv(source.states).chunk(2, dim=-1))
         mask = None if source.mask is None else source.mask[:, None, None, :]  # [B, 1, 1, S]
         p = self.dropout if self.training else 0.0
         if not need_weights:
             y, weights = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p), None
         else:
-            logits = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
-            if mask is not None:
-                logits = logits.masked_fill(~mask, float("-inf"))
-            weights = torch.softmax(logits, dim=-1).expand(B, -1, -1, -1)
-            y = F.dropout(weights, p, self.training) @ v
+            y, weights = mix(q @ k.transpose(-2, -1) / math.sqrt(self.d_head), mask, v, p, self.training, B)
         return self.out(y.transpose(1, 2).reshape(B, T, d)), weights
 
 
