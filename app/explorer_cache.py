@@ -22,7 +22,7 @@ import streamlit as st
 import macaron
 from macaron import CheckpointError, InputError, analysis, plot, toy
 from macaron.checkpoint import NO_TOKENIZER
-from macaron.translation import EncoderDecoder
+from macaron.translation import EncoderDecoder, Translation, joint
 
 MAX_TOKENS = 96        # the explorer shows at most this many particles (more is unreadable)
 MAX_CHARS = 20_000     # longer text is cut before tokenising, and the page says so
@@ -136,19 +136,30 @@ RANDOM_START = "#random-start"  # a model path ending so: its random start, rebu
 def load_model(path: str):
     start = path.endswith(RANDOM_START)
     model = macaron.load(path.removesuffix(RANDOM_START), at=0) if start else macaron.load(path)
-    if isinstance(model, EncoderDecoder):  # two particle systems: no page draws them yet (issue 59)
-        raise CheckpointError(f"{path}: a translation model (an encoder–decoder). These pages open one particle "
-                              f"system, an encoder's or a decoder's; read this one with `python -m macaron trace "
-                              f"--model {path} \"a sentence\"` or `macaron.load(...).translate(text)`")
+    if isinstance(model, EncoderDecoder):  # two particle systems: the Translate page's
+        raise CheckpointError(f"{path}: a translation model (an encoder–decoder): open it on the **Translate** "
+                              f"page. This page opens one particle system, an encoder's or a decoder's.")
     if model.tokenizer is None:
         raise CheckpointError(f"{path}: the explorer cannot read text with this model: {NO_TOKENIZER}")
     return model
 
 
-def try_load(path: str):
-    """The model, or None after an st.error that says what is wrong (the page goes on)."""
+@st.cache_resource(show_spinner="Loading the translation model (once per server)…", max_entries=4)
+def load_translation(path: str) -> EncoderDecoder:
+    model = macaron.load(path)
+    if not isinstance(model, EncoderDecoder):
+        raise CheckpointError(f"{path}: not a translation model (it moves one particle system): open it on the "
+                              f"Particles page.")
+    if model.tokenizer is None:
+        raise CheckpointError(f"{path}: the explorer cannot read text with this model: {NO_TOKENIZER}")
+    return model
+
+
+def try_load(path: str, load=None):
+    """The model (by `load`, default load_model), or None after an st.error that says what is wrong (the page goes
+    on)."""
     try:
-        return load_model(path)
+        return (load or load_model)(path)
     except Exception as e:  # any failure to load is reported, never raised into the page
         st.error(f"**This model could not be loaded.** {e}", icon=":material/error:")
         return None
@@ -212,6 +223,52 @@ def _report_truncation(traj: macaron.Trajectory, text: str) -> None:
         parts.append(f"{traj.truncated} tokens beyond the model's limit were dropped")
     if parts:
         st.warning("Truncated: " + "; ".join(parts) + ". [SEP] stays last.", icon=":material/content_cut:")
+
+
+# ---- translations -----------------------------------------------------------------------------
+MAX_WORDS = 60  # the most words of a translation the explorer generates (fairseq's own limit is 200)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _translate(path: str, text: str, beam: int) -> tuple[Translation, macaron.Trajectory, float]:
+    """(the translation, both systems on one clock, milliseconds)."""
+    t0 = time.perf_counter()
+    model = load_translation(path)
+    ids, _, dropped = model.tokenize(text[:MAX_CHARS])
+    if len(ids) + dropped > MAX_TOKENS:
+        raise InputError(f"The sentence reads as {len(ids) + dropped} tokens; the explorer translates at most "
+                         f"{MAX_TOKENS}: shorten it.")
+    tr = model.translate(text[:MAX_CHARS], beam=beam, max_tokens=MAX_WORDS)
+    return tr, joint(tr), (time.perf_counter() - t0) * 1000
+
+
+def translate(path: str, text: str, beam: int, model_name: str = "") -> tuple[Translation, macaron.Trajectory] | None:
+    """Translate one sentence (cached): the translation and both systems on one clock (how the text was read, where
+    the reader should know, is its meta's "reading": the page says it). Bad text gives an st.warning and None."""
+    t0 = time.perf_counter()
+    try:
+        tr, both, ms = _translate(path, text, beam)
+    except InputError as e:
+        st.warning(str(e), icon=":material/edit_note:")
+        return None
+    except Exception as e:  # never raised into the page
+        st.error(f"Translating failed: {e}", icon=":material/error:")
+        return None
+    wall = (time.perf_counter() - t0) * 1000
+    st.session_state["_last_trace"] = dict(model=model_name or both.meta.get("model", ""), ms=ms, wall=wall,
+                                           cached=wall < ms * 0.5 or wall < 1.0, tokens=len(both.tokens),
+                                           device=both.meta.get("device", "cpu"))
+    return tr, both
+
+
+@st.cache_resource(show_spinner=False, max_entries=48)
+def project_translation(path: str, text: str, beam: int, k: int, normalised: bool, hide_special: bool):
+    return analysis.project(_translate(path, text, beam)[1], k, normalised, hide_special)
+
+
+@st.cache_resource(show_spinner=False, max_entries=48)
+def move_shares(path: str, text: str, beam: int, normalised: bool, hide_special: bool) -> analysis.MoveShares:
+    return analysis.move_shares([_translate(path, text, beam)[0].target], normalised, hide_special)
 
 
 # ---- what the pages draw from traces --------------------------------------------------------

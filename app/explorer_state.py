@@ -16,7 +16,7 @@ import browser
 import explorer_cache as cache
 import macaron
 from macaron import hub, lesson, sources
-from macaron.checkpoint import PRETRAINED, default_pair
+from macaron.checkpoint import PRETRAINED, default_pair, translates
 from macaron.hf import LOADS
 from macaron.plot.style import model_label  # noqa: F401  (the pages label models with it)
 
@@ -147,7 +147,13 @@ def _split_paths(value: str) -> list[str]:
     return [p.strip() for p in value.replace(os.pathsep, ",").split(",") if p.strip()]
 
 
-def model_paths() -> dict[str, str]:
+def model_paths(translation: bool = False) -> dict[str, str]:
+    """The models of one kind on offer: those that move one particle system (an encoder's or a decoder's), or with
+    `translation` the encoder–decoders (the Translate page's); display name → folder, as all_model_paths."""
+    return {name: path for name, path in all_model_paths().items() if translates(path) == translation}
+
+
+def all_model_paths() -> dict[str, str]:
     """Display name → folder. MACARON_MODELS (folders, comma-separated) and MACARON_MODELS_DIR (a folder of model
     folders), when set, are the whole list; otherwise pretrained/*, then the models on this machine that load here:
     the local Hub cache's (by Hub id) and the imported releases (macaron.sources.cached: files only, no network).
@@ -279,7 +285,7 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
     if choice == HUB:
         return hub_picker(hub_key)
     if choice != CUSTOM:
-        return choice, model_paths()[choice]
+        return choice, all_model_paths()[choice]
     folder = st.text_input("Model folder", key=folder_key, placeholder="/path/to/model-folder",
                            help="A folder on the server, inside the folders it allows: ours (config.json with a "
                                 "'scheme') or a Hugging Face encoder or decoder folder.")

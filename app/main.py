@@ -62,6 +62,8 @@ pages = {  # by file, as the lesson names its steps' pages
     "compare.py": st.Page(VIEWS / "compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
     "lab.py": st.Page(VIEWS / "lab.py", title="Splitting lab", icon=":material/science:", url_path="lab"),
     "dynamics.py": st.Page(VIEWS / "dynamics.py", title="Dynamics", icon=":material/grain:", url_path="dynamics"),
+    "translate.py": st.Page(VIEWS / "translate.py", title="Translate", icon=":material/translate:",
+                            url_path="translate"),
 }
 
 with st.sidebar:

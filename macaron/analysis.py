@@ -326,6 +326,37 @@ def displacement_norms(states: np.ndarray) -> np.ndarray:
     return np.linalg.norm(np.diff(np.asarray(states, dtype=np.float64), axis=0), axis=-1)
 
 
+@dataclass
+class MoveShares:
+    """Where a layer's moves come from: per layer, the share of each particle's path length (the sum of its
+    sub-steps' ‖Δx‖) that each kind of sub-step travels, averaged over the particles of every sentence."""
+
+    kinds: tuple[str, ...]   # the kinds of sub-step present: attention, cross-attention, FFN (or both at once)
+    shares: np.ndarray       # [layers, kinds], each row summing to 1
+    particles: int           # particles averaged over (all sentences together)
+    sentences: int
+
+
+def move_shares(trajs: list[Trajectory], normalised: bool = False, hide_special: bool = True) -> MoveShares:
+    """MoveShares of one system over trajectories of one model (e.g. a decoder's: its self-attention,
+    cross-attention and FFN). `normalised`: moves of the states as the operators read them (standardise)."""
+    from .schemes import CROSS, DIFFUSION, FULL
+
+    steps = trajs[0].steps  # kinds in a decoder layer's reading order: self-attention, cross-attention, FFN
+    kinds = tuple(k for k in (DIFFUSION, CROSS, CONVECTION, FULL) if any(s.kind == k for s in steps))
+    layers = sorted({s.layer for s in steps})
+    rows = []
+    for traj in trajs:
+        keep = keep_mask(traj.tokens, hide_special)
+        moved = displacement_norms(kept_states(traj, normalised, keep))  # [sub-steps, particles]
+        per = np.zeros((len(layers), len(kinds), moved.shape[1]))
+        for k, s in enumerate(traj.steps):
+            per[layers.index(s.layer), kinds.index(s.kind)] += moved[k]
+        rows.append(per / np.where(per.sum(1, keepdims=True) > 0, per.sum(1, keepdims=True), 1.0))
+    pooled = np.concatenate(rows, axis=-1)  # [layers, kinds, every particle of every sentence]
+    return MoveShares(kinds, pooled.mean(-1), pooled.shape[-1], len(trajs))
+
+
 def token_similarity_over_depth(states_a: np.ndarray, i: int, states_b: np.ndarray, j: int,
                                 times_a, times_b) -> tuple[np.ndarray, np.ndarray]:
     """Cosine similarity between particle i of A and particle j of B on a shared time grid.

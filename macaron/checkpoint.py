@@ -196,6 +196,17 @@ def read_config(folder: Path) -> tuple[str, dict]:
                           f"(no 'model_type' / 'hidden_size')")
 
 
+def translates(folder) -> bool:
+    """Whether a folder holds a translation model (an encoder–decoder of ours, or a Hugging Face config that says
+    is_encoder_decoder): the pages that open one particle system leave it to the Translate page. False for a folder
+    that does not read (the page that opens it says why)."""
+    try:
+        kind, fields = read_config(Path(folder))
+    except (CheckpointError, OSError):
+        return False
+    return kind == ENCODER_DECODER or fields.get("is_encoder_decoder") is True
+
+
 def model_config(fields: dict, folder: Path) -> ModelConfig:
     try:
         config = ModelConfig.from_dict(fields)

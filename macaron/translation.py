@@ -23,6 +23,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -33,11 +34,20 @@ from .model import Model, _aliases, _drop_aliases, _fill_aliases, _is_id_list
 from .moses_bpe import EOS, PAD, UNK, ReadingError, TranslationReading
 from .operators import SourceSystem
 from .reading import InputError
+from .schemes import CROSS
 from .trajectory import Trajectory
 
 MAX_LEN_A, MAX_LEN_B = 0.0, 200  # generate.py's --max-len-a and --max-len-b: at most a·|source| + b words
 MIN_LEN = 1                       # --min-len: no </s> before the first word
 SOURCE, TARGET = "source", "target"  # which particle system a Trajectory is (its meta["system"])
+# Sentences to translate, by source language: German's "Bank" is a bench and a bank, English's "bank" a bank and a
+# river's side, so the same word must move differently in the decoder (cross-attention tells it which).
+EXAMPLES = {
+    "de": ("ich sitze auf der bank im park .", "ich bringe das geld zur bank .",
+           "wir müssen über die zukunft unserer kinder reden .", "das ist eine sehr gute idee ."),
+    "en": ("I sat on the bank of the river.", "I took the money to the bank.",
+           "We have to talk about the future of our children.", "That is a very good idea."),
+}
 
 
 @dataclass
@@ -295,3 +305,42 @@ def from_folder(folder, fields: dict) -> EncoderDecoder:
                                   f"for embeddings of {config.encoder.vocab_size:,} and {config.decoder.vocab_size:,}")
     return EncoderDecoder(config, tokenizer)
 
+
+
+# ---- both systems on one clock ------------------------------------------------------------------------------------
+def joint(tr: Translation) -> Trajectory:
+    """Both particle systems as one Trajectory on one clock, for one picture: the source's particles first, then the
+    target's. The encoder's sub-steps move the source while the target's particles wait at their embeddings; then the
+    decoder's move the target while the source stays where the encoder left it (its final states are what
+    cross-attention reads; post-LN they are its last state, pre-LN the encoder's last LayerNorm of it). Each mixing
+    matrix is placed in its block of one [(S + T) × (S + T)] matrix: the encoder's in source × source, the decoder's
+    self-attention in target × target, cross-attention in target rows × source columns; the rows of the system that
+    does not move are zero. Decoder sub-steps run on from the encoder's last layer (time L_enc + t); meta
+    "two_systems" says where the target starts and the encoder ends."""
+    src, tgt = tr.source, tr.target
+    S, T = len(src.tokens), len(tgt.tokens)
+    enc_layers = src.times[-1]
+    waiting = np.broadcast_to(tgt.states[0], (src.n_steps + 1, T, tgt.states.shape[-1]))
+    encoded = np.broadcast_to(src.states[-1], (tgt.n_steps, S, src.states.shape[-1]))
+    states = np.concatenate([np.concatenate([src.states, waiting], 1), np.concatenate([encoded, tgt.states[1:]], 1)])
+    heads = {m.shape[0] for m in src.mixing + tgt.mixing if m is not None}
+
+    def placed(m, rows: slice, cols: slice):
+        if m is None:
+            return None
+        m = m if len(heads) == 1 else m.mean(0, keepdims=True)  # encoder and decoder of different head counts
+        out = np.zeros((m.shape[0], S + T, S + T), np.float32)
+        out[:, rows, cols] = m
+        return out
+
+    source, target = slice(0, S), slice(S, S + T)
+    mixing = ([placed(m, source, source) for m in src.mixing]
+              + [placed(m, target, source if step.kind == CROSS else target) for m, step in zip(tgt.mixing, tgt.steps)])
+    steps = ([dataclasses.replace(s, label=f"encoder {s.label}") for s in src.steps]
+             + [dataclasses.replace(s, layer=s.layer + int(enc_layers), time=s.time + enc_layers,
+                                    label=f"decoder {s.label}") for s in tgt.steps])
+    meta = dict(tgt.meta, model=tr.source.meta.get("translation") or tgt.meta.get("model", ""), causal=False,
+                two_systems=dict(source=S, encoder_layers=float(enc_layers)))
+    return Trajectory(tokens=src.tokens + tgt.tokens, token_ids=src.token_ids + tgt.token_ids, states=states,
+                      steps=steps, mixing=mixing, final=np.concatenate([src.final, tgt.final]), meta=meta,
+                      text=f"{src.text} → {tr.text}")

@@ -77,6 +77,48 @@ def make_tiny_models(folder: Path, tok, d_model: int = 32, n_layers: int = 2, no
     return folder
 
 
+GERMAN_WORDS = ("das haus ist klein . die kinder spielen im garten , und er sagt : es ist gut . ich habe "
+                "ein kleines haus , oder ?").split()
+ENGLISH_WORDS = ("the house is small . the children play in the garden , and he says : it is good . i have a "
+                 "small house , right ?").split()
+
+
+EOS_PULL = 2.0
+
+
+def make_tiny_translation(folder: Path, d_model: int = 32, n_layers: int = 2) -> Path:
+    """A Macaron and a Transformer translation model (De→En, random weights, the paper's IWSLT14 shape made tiny:
+    post-LN, a joined dictionary of a few German and English words, no BPE codes, untied next-word heads) in
+    `folder`. The decoder's positions from the ninth on point its head toward </s>, so a translation ends after a
+    few words, as a real one does."""
+    import torch
+
+    from macaron.config import ModelConfig
+    from macaron.moses_bpe import DICTIONARY_SPECIALS, EOS, MosesBPE, TranslationReading, iwslt14
+    from macaron.translation import EXAMPLES, TranslationConfig, build
+
+    examples = " ".join(EXAMPLES["de"]).split()  # the Translate page's presets read without [UNK]
+    symbols = list(DICTIONARY_SPECIALS) + sorted(set(GERMAN_WORDS + ENGLISH_WORDS + examples))
+    reading = TranslationReading(MosesBPE(symbols, None, recipe=iwslt14("de")), "en")
+    for scheme in ("macaron", "transformer"):
+        def system(decoder: bool) -> ModelConfig:
+            return ModelConfig(scheme=scheme, norm="post", embedding_norm=False, d_model=d_model, n_layers=n_layers,
+                               n_heads=4, ffn_total=4 * d_model, activation="relu", dropout=0.0,
+                               vocab_size=len(symbols), max_len=64, position="learned", pad_id=1, mlm_head=False,
+                               embedding_scale=d_model ** 0.5, causal=decoder, cross_attention=decoder,
+                               lm_head=decoder, lm_head_tied=False,
+                               name=f"tiny-{scheme}-de-en ({'decoder' if decoder else 'encoder'})")
+        torch.manual_seed(1)
+        config = TranslationConfig(system(False), system(True), shared_embeddings=True, source_lang="de",
+                                   target_lang="en", name=f"tiny-{scheme}-de-en")
+        model = build(config, reading)
+        with torch.no_grad():  # </s> comes within reach after words 8: positions from there point the head to it
+            head = model.decoder.lm_head.weight
+            model.decoder.position_embedding.weight[8:] += EOS_PULL * head[EOS] / head[EOS].norm()
+        model.save(folder / config.name)
+    return folder
+
+
 def make_synthetic(scheme: str = "transformer", tokens=None, n_layers: int = 3, d: int = 16, seed: int = 0,
                    heads: int = 2) -> Trajectory:
     """A trajectory with the real step structure of `scheme` and random, smoothly drifting states."""

@@ -699,24 +699,32 @@ def test_cli_imports_a_translation_model_and_translates(tmp_path, monkeypatch, r
     assert err.startswith("error: ") and "--target-dict" in err and err.count("\n") == 1
 
 
-def test_the_explorers_pages_say_a_translation_model_is_not_theirs_yet(tmp_path, monkeypatch, release):
-    """An imported translation model listed beside the encoders: every page that opens it says in words what it is
-    and how to read it (no page draws two particle systems yet), never an exception; the other pages go on."""
+def test_an_imported_translation_model_opens_on_the_translate_page_only(tmp_path, monkeypatch, release):
+    """The paper's translation model, imported, is offered on the Translate page, which translates with it as the
+    library does; the pages of one particle system do not offer it, and a link that names it there says so (never an
+    exception); opened as a folder there, it says which page is its own."""
     from streamlit.testing.v1 import AppTest
 
     models = tmp_path / "models"
     models.mkdir()
-    folder = imported(tmp_path, "transformer_iwslt_de_en_macaron_v2", "joined", release, monkeypatch)[-1]
-    folder.rename(models / "paper-small")
+    model, _, _, folder = imported(tmp_path, "transformer_iwslt_de_en_macaron_v2", "joined", release, monkeypatch)
+    folder = folder.rename(models / "paper-small")
     monkeypatch.setenv("MACARON_MODELS_DIR", str(models))
     monkeypatch.delenv("MACARON_MODELS", raising=False)
+    monkeypatch.setenv("MACARON_MODEL_ROOTS", str(tmp_path))
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app" / "main.py"), default_timeout=120)
-    at.query_params.update({"m": "paper-small", "a": "paper-small", "b": "paper-small"})
+    at.query_params.update({"m": "paper-small", "src": GERMAN[0], "beam": "1"})
     at.run()
-    for page in (None, "views/compare.py", "views/dynamics.py", "views/lab.py"):
-        if page:
-            at.switch_page(page)
-            at.run()
-        assert not at.exception, (page, [e.message for e in at.exception])
-        said = " ".join(str(e.value) for e in at.error)
-        assert "a translation model (an encoder–decoder)" in said and "translate(text)" in said, (page, said)
+    assert not at.exception, [e.message for e in at.exception]
+    assert "paper-small" not in at.selectbox(key="p_model").options
+    assert "does not offer" in " ".join(str(w.value) for w in at.warning)
+    at.selectbox(key="p_model").set_value("Your own model folder…").run()
+    at.text_input(key="p_model_folder").set_value(str(folder)).run()
+    assert not at.exception
+    assert "open it on the **Translate** page" in " ".join(str(e.value) for e in at.error)
+    at.switch_page("views/translate.py")
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert "paper-small" in at.selectbox(key="t_model").options
+    text = model.translate(GERMAN[0], beam=1).text
+    assert f"de → en:** {text}" in " ".join(m.value for m in at.markdown)

@@ -21,8 +21,9 @@ from .race import curves as race_curves
 from .race import differences as race_differences
 from .race import gaps as race_gaps
 from .style import to_html
+from .translation import move_shares
 
 __all__ = ["attribution_html", "cka", "compare", "convergence", "displacement", "displacement_heatmap", "kappa_curves",
-           "layer_bars", "learning", "lines_over_depth", "logit_lens", "mixing_heatmap", "model_colors",
+           "layer_bars", "learning", "lines_over_depth", "logit_lens", "mixing_heatmap", "model_colors", "move_shares",
            "overlay", "particles", "race_curves", "race_differences", "race_gaps", "ratio_histogram", "slope_rows",
            "to_html", "toy_particles"]

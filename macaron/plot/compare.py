@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from ..analysis import Procrustes, Projection, state_at, time_grid
 from ..trajectory import Trajectory
-from .particles import kept_tokens, kinds_of, plane, plane_frame, plane_traces, plot_widths, slider_label
+from .particles import clock, kept_tokens, kinds_of, plane, plane_frame, plane_traces, plot_widths, slider_label
 from .style import (
     KIND_COLOR,
     MODEL_LOOK,
@@ -36,12 +36,20 @@ def _state_label(traj: Trajectory, f: int) -> str:
     return f"<span style='color:{KIND_COLOR.get(kind, '#222')}'>{esc(traj.labels[f])}</span>"
 
 
-def _clock(grid: np.ndarray, start_time: float, height: int, margin: dict, font_size: int) -> tuple[int, dict]:
-    """The start frame and the Play button and slider of a figure on the layer clock `grid`."""
+def _clock(grid: np.ndarray, start_time: float, height: int, margin: dict, font_size: int,
+           encoder_layers: float | None = None) -> tuple[int, dict]:
+    """The start frame and the Play button and slider of a figure on the layer clock `grid` (of two systems, for
+    translation models: the encoder's layers, then the decoder's)."""
     start = int(np.argmin(np.abs(grid - start_time)))
     names = [f"{t:g}" for t in grid]
-    return start, play_controls(names, [slider_label(t) for t in grid], start, height - margin["t"] - margin["b"],
-                                font_size=font_size)
+    return start, play_controls(names, [slider_label(t, 1.0, encoder_layers) for t in grid], start,
+                                height - margin["t"] - margin["b"], font_size=font_size)
+
+
+def _encoder_layers(trajs: Sequence[Trajectory]) -> float | None:
+    """Translation models' common encoder depth, on whose clock the decoder's layers follow; else None."""
+    depths = {(t.meta.get("two_systems") or {}).get("encoder_layers") for t in trajs}
+    return depths.pop() if len(depths) == 1 else None
 
 
 def compare(trajs: Sequence[Trajectory], projections: Sequence[Projection], names: Sequence[str], *,
@@ -56,7 +64,8 @@ def compare(trajs: Sequence[Trajectory], projections: Sequence[Projection], name
     n = len(trajs)
     grid = time_grid(*trajs)
     layout = subplots_layout(1, n, horizontal_spacing=0.1)
-    margin = dict(l=60, r=16, t=104 + 8 * (font_size - 14), b=104)  # title, legend, two-line panel titles
+    two_rows = any("two_systems" in t.meta for t in trajs)  # the legend of two systems takes two rows
+    margin = dict(l=60, r=16, t=104 + 8 * (font_size - 14) + 26 * two_rows, b=104)  # title, legend, panel titles
     size = (plot_widths(width, margin, (1 - 0.1 * (n - 1)) / n), height - margin["t"] - margin["b"])
     ranges = [[padded_range(np.asarray(p.coords)[..., k]) for k in range(2)] for p in projections]
     if share_axes:
@@ -78,10 +87,13 @@ def compare(trajs: Sequence[Trajectory], projections: Sequence[Projection], name
                             font=dict(size=font_size)))
         return out
 
-    def title(t):
-        return f"<b>layer time t = {t:g}</b>  ·  both panels at their latest state by then"
+    encoder_layers = _encoder_layers(trajs)
 
-    start, controls = _clock(grid, start_time, height, margin, font_size)
+    def title(t):
+        when = clock(trajs[0], t) if encoder_layers is not None else f"t = {t:g}"
+        return f"<b>layer time {when}</b>  ·  both panels at their latest state by then"
+
+    start, controls = _clock(grid, start_time, height, margin, font_size, encoder_layers)
     data = [tr for c, (p, f) in enumerate(zip(planes, states(grid[start])))
             for tr in plane_traces(p, f, legend=c == 0, hover_prefix=esc(names[c]) + ": ")]
     frames = [dict(name=f"{t:g}", traces=list(range(len(data))),

@@ -12,12 +12,12 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..analysis import Projection, displacement_norms, kept_states
-from ..schemes import CONVECTION, DIFFUSION, FULL, KINDS
+from ..schemes import CONVECTION, DIFFUSION, FULL, SUBSTEP_KINDS
 from ..trajectory import Trajectory
 from .style import (
-    DIFFUSION_COLOR,
     KIND_COLOR,
     KIND_NAME,
+    SYSTEM_LOOK,
     TRAIL_COLOR,
     Label,
     axis_title,
@@ -46,9 +46,14 @@ def kinds_of(traj: Trajectory) -> list[str | None]:
     return [None] + [s.kind for s in traj.steps]
 
 
-def slider_label(t: float, h: float = 1.0) -> str:
-    """A tick at each layer boundary: the layer number, or for steps h of one flow the flow's time h·t."""
-    return f"{h * t:g}" if float(t).is_integer() else ""
+def slider_label(t: float, h: float = 1.0, encoder_layers: float | None = None) -> str:
+    """A tick at each layer boundary: the layer number, or for steps h of one flow the flow's time h·t; for two
+    systems on one clock (translation.joint) E1, E2, … for the encoder's layers and D1, D2, … for the decoder's."""
+    if not float(t).is_integer():
+        return ""
+    if encoder_layers is None or t == 0:
+        return f"{h * t:g}"
+    return f"E{t:g}" if t <= encoder_layers else f"D{t - encoder_layers:g}"
 
 
 def kept_tokens(traj: Trajectory, keep) -> list[str]:
@@ -60,6 +65,8 @@ def frame_title(traj: Trajectory, f: int) -> str:
     layer time, and a step counter."""
     step = traj.steps[f - 1] if f else None
     count = f"sub-step {f} of {traj.n_steps}"
+    if step is None and "two_systems" in traj.meta:
+        return f"<b>embeddings</b> of both sentences  ·  t = 0, before the encoder  ·  {count}"
     if step is None:
         return f"<b>embedding</b>  ·  t = 0, before layer 1  ·  {count}"
     layer, what = step.label.split(" · ", 1)
@@ -71,6 +78,10 @@ def clock(traj: Trajectory, depth: float) -> str:
     """The time a state is at: in layers, or for a model whose layers are steps h of one flow (ModelConfig.step),
     in that flow's time h·depth."""
     h = traj.meta.get("step", 1.0)
+    systems = traj.meta.get("two_systems")
+    if systems:  # the decoder's clock starts where the encoder's stops
+        enc = systems["encoder_layers"]
+        return f"encoder t = {depth:g}" if depth <= enc else f"decoder t = {depth - enc:g}"
     return f"t = {depth:g}" if h == 1.0 else f"t = {h * depth:.4g} (h = {h:g})"
 
 
@@ -119,6 +130,14 @@ class Plane:
     @property
     def dims(self) -> int:
         return self.coords.shape[-1]
+
+    @property
+    def systems(self) -> list[str] | None:
+        """Per kept particle, "source" or "target" for two systems on one clock (translation.joint); else None."""
+        two = self.traj.meta.get("two_systems")
+        if not two:
+            return None
+        return [("source" if i < two["source"] else "target") for i in np.flatnonzero(self.keep)]
 
 
 def plot_widths(width: int | tuple[int, int], margin: dict, share: float) -> tuple[float, ...]:
@@ -178,6 +197,9 @@ def plane_traces(p: Plane, f: int, legend: bool = True, hover_prefix: str = "") 
     typ = "scatter3d" if three else "scatter"
     ax = {} if three else dict(xaxis=p.axes[0], yaxis=p.axes[1])
     colors, marks = token_style(p.tokens, three)
+    systems = p.systems
+    if systems:
+        colors, marks = [SYSTEM_LOOK[s][0] for s in systems], [SYSTEM_LOOK[s][1] for s in systems]
     traces = [dict(type=typ, mode="lines", name="trail", hoverinfo="skip",  # lines only: a lighter page
                    line=dict(color=TRAIL_COLOR, width=2 if three else 1.5), showlegend=legend, legendgroup="trail",
                    **ax)]
@@ -194,7 +216,7 @@ def plane_traces(p: Plane, f: int, legend: bool = True, hover_prefix: str = "") 
                        **ax))
     if not three:  # a small head where the line meets the particle listened to
         traces[-1]["marker"] = dict(symbol="arrow", angleref="previous", standoff=6, color="rgba(0,114,178,0.8)")
-    hover = [f"{hover_prefix}<b>{esc(tok)}</b>" for tok in p.tokens]
+    hover = [f"{hover_prefix}{systems[i] + ': ' if systems else ''}<b>{esc(tok)}</b>" for i, tok in enumerate(p.tokens)]
     particles = dict(type=typ, mode="markers+text" if three else "markers", name="particles", showlegend=False,
                      hovertext=hover, hoverinfo="text",
                      marker=dict(size=6 if three else 10, color=colors, symbol=marks,
@@ -202,6 +224,11 @@ def plane_traces(p: Plane, f: int, legend: bool = True, hover_prefix: str = "") 
     if three:
         particles.update(text=[esc(display_token(t)) for t in p.tokens], textfont=dict(size=p.font_px - 1))
     traces.append(particles)
+    for system, name in (SYSTEM_NAMES if systems else ()):  # the legend says which shape is which system
+        color, symbol, _ = SYSTEM_LOOK[system]
+        traces.append(dict(type=typ, mode="markers", name=name, hoverinfo="skip", showlegend=legend,
+                           x=[None], y=[None], **({"z": [None]} if three else {}),
+                           marker=dict(size=6 if three else 10, color=color, symbol=symbol), **ax))
     if not three:  # labels: one text trace (beside the dots or on leader lines), far faster than annotations
         traces.append(dict(type="scatter", mode="lines", name="leaders", hoverinfo="skip", showlegend=False,
                            line=dict(color="rgba(90,90,90,0.55)", width=1), **ax))
@@ -214,7 +241,7 @@ def plane_traces(p: Plane, f: int, legend: bool = True, hover_prefix: str = "") 
 
 def _kinds(p: Plane) -> list[str]:
     present = {s.kind for s in p.traj.steps}
-    return [k for k in KINDS if k in present]
+    return [k for k in SUBSTEP_KINDS if k in present]
 
 
 def plane_frame(p: Plane, f: int) -> list[dict]:
@@ -223,16 +250,25 @@ def plane_frame(p: Plane, f: int) -> list[dict]:
     kind = kinds_of(p.traj)[f]
     empty = [np.full(3 * len(p.tokens), np.nan, np.float32)] * p.dims
     out = [_xyz(_trail(p.coords, f, p.trail, p.dims))]
+    if f:  # a particle that did not move (the other system of two) gets no arrow
+        before, after = p.coords[f - 1].copy(), x.copy()
+        still = (before == after).all(-1)
+        before[still] = after[still] = np.nan
     for k in _kinds(p):
-        out.append(_xyz(segments(p.coords[f - 1], x, p.dims) if f and kind == k else empty))
+        out.append(_xyz(segments(before, after, p.dims) if f and kind == k else empty))
     edges = _xyz(_edges(p, f))
     if p.dims == 2:
         edges["marker"] = dict(size=[0, 9, 0] * (len(edges["x"]) // 3))
     out.append(edges)
     out.append(_xyz([x[:, k] for k in range(p.dims)]))
+    systems = p.systems
+    if systems:
+        out += [dict(type="scatter3d" if p.dims == 3 else "scatter")] * len(SYSTEM_NAMES)  # the legend's: unchanged
     if p.dims == 2:
         labels = p.labels[f] if p.labels else [None] * len(p.tokens)
         text, leaders = label_traces(x, labels, *p.ranges, p.size_px[0][0], p.size_px[1], p.font_px)
+        if systems:  # each label in its system's colour
+            text["textfont"] = dict(color=[SYSTEM_LOOK[s][2] for s, lab in zip(systems, labels) if lab is not None])
         out += [dict(type="scatter", **leaders), dict(type="scatter", **text)]
     return out
 
@@ -245,8 +281,8 @@ def _scale(color: str) -> list:
     return [[0.0, "#ffffff"], [0.04, "#f0f0f0"], [0.3, color], [1.0, dark]]
 
 
-MIXING_SCALE = {DIFFUSION: _scale(DIFFUSION_COLOR), CONVECTION: _scale(KIND_COLOR[CONVECTION]),
-                FULL: _scale(KIND_COLOR[FULL])}
+MIXING_SCALE = {kind: _scale(KIND_COLOR[kind]) for kind in SUBSTEP_KINDS}
+SYSTEM_NAMES = (("source", "source sentence"), ("target", "translation"))  # the legend of two systems
 
 
 def mixing_state(traj: Trajectory, f: int, head: int | None) -> tuple[np.ndarray, list, str]:
@@ -295,7 +331,7 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     three = np.shape(proj.coords)[-1] == 3
     mixing = any(m is not None for m in traj.mixing)
     split = 0.64 if mixing else 1.0
-    margin = dict(l=60, r=12, t=86, b=104)
+    margin = dict(l=60, r=12, t=86 + 26 * ("two_systems" in traj.meta), b=104)  # two systems: two legend rows
     plot_h = height - margin["t"] - margin["b"]
     p = plane(traj, proj, trail=trail, labels=labels, font_px=font_size, head=head,
               size_px=(plot_widths(width, margin, split), plot_h), ranges=ranges)
@@ -341,8 +377,9 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     if mixing:
         layout.update(_matrix_axes(traj, plot_widths(width, margin, 0.9 - split)[0], plot_h, split, font_size))
     # slider ticks at the layer boundaries, on the title's clock; the full sub-step is the title
-    h = traj.meta.get("step", 1.0)
-    layout.update(play_controls([str(f) for f in range(S)], [slider_label(t, h) for t in traj.times], start, plot_h,
+    h, two = traj.meta.get("step", 1.0), traj.meta.get("two_systems")
+    ticks = [slider_label(t, h, two and two["encoder_layers"]) for t in traj.times]
+    layout.update(play_controls([str(f) for f in range(S)], ticks, start, plot_h,
                                 font_size=font_size))
     return figure(data, layout, frames)
 
@@ -407,7 +444,7 @@ def displacement(trajs: Sequence[Trajectory], names: Sequence[str] | None = None
         tokens = kept_tokens(traj, keep)
         t0, t1 = traj.times[:-1], traj.times[1:]  # each sub-step spans its share of layer time
         axes = dict(xaxis=f"x{r if r > 1 else ''}", yaxis=f"y{r if r > 1 else ''}")
-        for kind in KINDS:
+        for kind in SUBSTEP_KINDS:
             sel = [k for k, s in enumerate(traj.steps) if s.kind == kind]
             if not sel:
                 continue

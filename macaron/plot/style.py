@@ -23,7 +23,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..analysis import MASK_TOKEN, SPECIAL_TOKENS
-from ..schemes import ALIASES, CONVECTION, DIFFUSION, FULL, OPERATOR_NAME, SCHEMES, get_scheme
+from ..schemes import ALIASES, CONVECTION, CROSS, DIFFUSION, FULL, OPERATOR_NAME, SCHEMES, get_scheme
 
 FONT = dict(family="Inter, Source Sans Pro, Helvetica, Arial, sans-serif", size=14, color="#222")
 PLAY_MS = 650  # one frame of an animation: time to read the title before the next sub-step
@@ -65,8 +65,10 @@ def scheme_name(name: str) -> str:
 # ---- kinds of sub-step -----------------------------------------------------------------------------
 DIFFUSION_COLOR = "#0072B2"   # Okabe–Ito blue: attention, each particle moves because of the others
 CONVECTION_COLOR = "#D55E00"  # Okabe–Ito vermillion: FFN, each particle moves on its own
+CROSS_COLOR = "#AA4499"       # Paul Tol's purple: cross-attention, the target moving in the source's field (5.3 : 1)
 # a sub-step running both at once is the unsplit scheme's one step: its colour
-KIND_COLOR = {DIFFUSION: DIFFUSION_COLOR, CONVECTION: CONVECTION_COLOR, FULL: SCHEME_STYLE["unsplit"].color}
+KIND_COLOR = {DIFFUSION: DIFFUSION_COLOR, CONVECTION: CONVECTION_COLOR, FULL: SCHEME_STYLE["unsplit"].color,
+              CROSS: CROSS_COLOR}
 KIND_NAME = OPERATOR_NAME     # 'diffusion (attention)', 'convection (FFN)': legends and titles alike
 
 
@@ -84,6 +86,12 @@ PARTICLE_COLOR = "#3A3A3A"
 SPECIAL_COLOR = "#8A8A8A"
 MASK_COLOR = "#000000"
 TRAIL_COLOR = "rgba(110,110,110,0.45)"
+
+
+# Two particle systems (a translation): the target's particles, the ones that move while the decoder runs, dark
+# diamonds; the source's lighter circles. Told apart by shape and lightness, not hue: every hue here means a kind.
+SYSTEM_LOOK = {"source": ("#7A7A7A", "circle", "#4D4D4D"), "target": ("#111111", "diamond", "#111111")}  # marker,
+#                                                                                        symbol, label colour
 
 
 def display_token(tok: str, i: int | None = None) -> str:

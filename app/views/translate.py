@@ -1,0 +1,247 @@
+"""Translate: an encoder–decoder moves two particle systems, the source sentence's and its translation's."""
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+import explorer_cache as cache
+import explorer_state as state
+from macaron import plot
+from macaron.plot.style import CONVECTION_COLOR, CROSS_COLOR, DIFFUSION_COLOR, SYSTEM_LOOK
+from macaron.translation import EXAMPLES
+
+state.header("Translate: two particle systems",
+             "A translation model moves **two** sets of particles: the encoder the source sentence's, then the "
+             "decoder the translation's, by attention among themselves (**diffusion**), the FFN (**convection**) "
+             "and **cross-attention**, a pull toward the source's particles. Type a sentence, press **Enter**, "
+             "then **▶ Play**.")
+
+NO_MODEL = (
+    "**No translation model on this server yet.** The seed paper's own models are fetched and converted once "
+    "(a few hundred MB from Google Drive, on your machine):\n\n"
+    "```\npython -m macaron fetch paper-macaron-iwslt14-de-en\n```\n\n"
+    "or a checkpoint you have with `python -m macaron import-fairseq CHECKPOINT --dict DICT`; a Marian model "
+    "from the Hub (`python -m macaron fetch Helsinki-NLP/opus-mt-de-en`). They are listed here once on this "
+    "machine; MACARON_MODELS_DIR lists a folder of model folders.")
+BEAMS = {1: "greedy", 5: "beam 5"}
+
+
+def render() -> None:
+    names = list(state.model_paths(translation=True))
+    if not names and not state.model_roots():
+        st.info(NO_MODEL, icon=":material/translate:")
+        return
+    text, picked, model, beam = inputs(names)
+    found = cache.translate(picked[1], text, beam, picked[0]) if model is not None and text.strip() else None
+    url = dict(src=text, m=state.url_model(picked, names), beam=beam)
+    if found is None:
+        state.sync_url(url)
+        if model is not None and not text.strip():
+            st.info("Type a sentence in the source language and press Enter.", icon=":material/edit_note:")
+        return
+    tr, both = found
+    other = second(names, picked, url)
+    found_b = cache.translate(other[1], text, beam, other[0]) if other else None
+    said(model, [(picked[0], tr)] + ([(other[0], found_b[0])] if found_b else []))
+    view = view_options(both, url)
+    if found_b is None:
+        proj, fig = animation(picked, text, beam, both, **view)
+    else:
+        fig = side_by_side((picked, other), text, beam, (both, found_b[1]), **view)
+    shares([p for p in (picked, other) if p], text, beam, model, view["normalised"], view["hide_special"])
+    export(tr, both, fig)
+
+
+def second(names: list[str], picked, url: dict):
+    """A second translation model to watch beside the first on one clock (URL parameter b), or None."""
+    others = [n for n in names if n != picked[0]]
+    if not others:
+        return None
+    state.init_widget("t_b", "b", NONE, valid=lambda v: v == NONE or v in others)
+    if st.session_state["t_b"] not in [NONE, *others]:
+        st.session_state["t_b"] = NONE
+    with st.sidebar:
+        st.subheader("Compare")
+        choice = st.selectbox("Beside it, on one clock", [NONE, *others], key="t_b",
+                              help="A second translation model on the same sentence, its panel beside the first, "
+                                   "both at their latest state at each time (the paper's Macaron beside a "
+                                   "Transformer, say).")
+    url["b"] = None if choice == NONE else choice
+    return None if choice == NONE else (choice, state.all_model_paths()[choice])
+
+
+NONE = "(none)"
+
+
+def inputs(names: list[str]):
+    """The sentence row: the source sentence (URL parameter src), a preset menu, the model, the search. Returns
+    (text, (name, path) or None, the model or None, beam)."""
+    row = st.columns([5, 2, 3, 2])
+    with row[2]:
+        picked = state.model_picker("Translation model", "t_model", "m", names[0] if names else None, names)
+    model = cache.try_load(picked[1], cache.load_translation) if picked else None
+    lang = model.config.source_lang if model is not None else ""
+    examples = EXAMPLES.get(lang, EXAMPLES["de"])
+    state.init_widget("t_text", "src", examples[0])
+    text = row[0].text_input(f"Sentence to translate ({lang or 'source language'})", key="t_text",
+                             placeholder="Type a sentence and press Enter",
+                             label_visibility=state.LABELS[state.presenting()])
+
+    def apply():
+        if st.session_state["t_preset"] in examples:
+            st.session_state["t_text"] = st.session_state["t_preset"]
+        st.session_state["t_preset"] = "(choose one)"
+
+    row[1].selectbox("Preset sentences", ["(choose one)", *examples], key="t_preset", on_change=apply,
+                     label_visibility=state.LABELS[state.presenting()],
+                     help="Two senses of one word (a bench and a bank; a bank and a river's side): watch what "
+                          "cross-attention does with each.")
+    state.init_widget("t_beam", "beam", 5, parse=int, valid=lambda v: v in BEAMS)
+    beam = row[3].selectbox("Search", list(BEAMS), key="t_beam", format_func=BEAMS.get,
+                            label_visibility=state.LABELS[state.presenting()],
+                            help="How the words are chosen, as the model's own code chooses them (fairseq 0.6's "
+                                 "generator for the paper's models): greedy, the likeliest next word each time; beam "
+                                 "5, the 5 best partial translations kept at every step (the paper's IWSLT14 test).")
+    state.link_limit_note(text)
+    return text or "", picked, model, beam
+
+
+def said(model, found: list) -> None:
+    """The translations (name, Translation), one line each, in words with what the search found, and how the text
+    was read where the reader should know."""
+    c = model.config
+    lines = []
+    for name, tr in found:
+        words = len(tr.target_ids) - 1
+        hit = ", the explorer's limit: it may be cut short" if words >= cache.MAX_WORDS else ""
+        who = f"{name}, " if len(found) > 1 else ""
+        note = " · :material/spellcheck: approximate reading" if tr.source.meta.get("reading") else ""
+        lines.append(f"**{who}{c.source_lang or 'source'} → {c.target_lang or 'target'}:** {tr.text or '(nothing)'}"
+                     f" :gray[· {words} words, {BEAMS[tr.beam]}, score {tr.score:.2f}{hit}{note}]")
+    notes = " ".join(filter(None, dict.fromkeys(tr.source.meta.get("reading", "") for _, tr in found)))
+    st.markdown("  \n".join(lines), help="Score: the mean log-probability of the translation's tokens, </s> "
+                                         "included (fairseq's length penalty 1). " + notes)
+
+
+def view_options(both, url: dict) -> dict:
+    """The sidebar's view (projection, specials, labels, trail) and the first frame; the URL follows."""
+    state.init_widget("t_norm", "norm", True, parse=state.parse_bool)
+    with st.sidebar:
+        st.subheader("View")
+        state.init_widget("t_dim", "dim", "2D", valid=lambda v: v in ("2D", "3D"))
+        dim = st.radio("Projection", ["2D", "3D"], key="t_dim", horizontal=True,
+                       help="One PCA fitted on every state of both systems: one fixed frame for the whole animation.")
+        state.init_widget("t_hide", "hide", True, parse=state.parse_bool)
+        hide = st.toggle("Leave out </s>", key="t_hide", help="The end of the source and the decoder's start "
+                                                               "often sit far from the words and squeeze the plot.")
+        state.init_widget("t_labels", "labels", "auto", valid=lambda v: v in ("auto", "all", "none"))
+        labels = st.radio("Labels", ["auto", "all", "none"], key="t_labels", horizontal=True)
+        state.init_widget("t_trail", "trail", 4, parse=int, valid=lambda v: 0 <= v <= 40)
+        trail = st.slider("Trail (sub-steps)", 0, 40, key="t_trail")
+    S = len(both.labels)
+    state.init_widget("t_frame", "frame", 0, parse=int, valid=lambda v: 0 <= v < S)
+    frame = min(st.session_state["t_frame"], S - 1)
+    normalised = st.session_state["t_norm"]
+    url.update(dim=dim, hide=hide, labels=labels, trail=trail, norm=normalised, frame=frame)
+    state.sync_url(url)
+    return dict(dim=dim, hide_special=hide, label_mode=labels, trail=trail, normalised=normalised, frame=frame)
+
+
+def animation(picked, text: str, beam: int, both, dim: str, hide_special: bool, label_mode: str, trail: int,
+              normalised: bool, frame: int):
+    """Both systems on one clock: the figure, the switch between the two views of the states, what it shows."""
+    k = 3 if dim == "3D" else 2
+    proj = cache.project_translation(picked[1], text, beam, k, normalised, hide_special)
+    fig = plot.particles(both, proj, start=frame, trail=trail, labels=label_mode, **size())
+    st.plotly_chart(fig, key="t_anim", config=dict(displaylogo=False, toImageButtonOptions=dict(scale=2)), theme=None)
+    st.segmented_control("Show the states", list(VIEWS), key="t_norm", format_func=VIEWS.get, required=True,
+                         label_visibility="collapsed")
+    two = both.meta["two_systems"]
+    pcs = f"PC1 and PC2 explain **{proj.explained[:2].sum():.0%}**" + ("" if k == 2 else
+                                                                      f", PC3 **{proj.explained[2]:.0%}**")
+    st.caption(f"**{picked[0]}** · {two['source']} source and {len(both.tokens) - two['source']} target particles · "
+               f"{both.n_steps} sub-steps (E: the encoder's layers, D: the decoder's) · {pcs} of the variance of "
+               f"all states of both systems" + (" · every state standardised per token, as a LayerNorm without its "
+                                               "weights reads it" if normalised else " · the raw residual stream"))
+    source, target = SYSTEM_LOOK["source"], SYSTEM_LOOK["target"]
+    st.markdown(
+        f"**What you see.** <span style='color:{source[0]}'>●</span> **source** particles, "
+        f"<span style='color:{target[0]}'>◆</span> **translation** particles (the decoder reads </s> and each word "
+        "before the next, as in training: every word it wrote is a particle). First the encoder moves the source "
+        "while the translation waits at its embeddings; then the source stays where the encoder left it, and the "
+        f"decoder moves the translation: {_swatch(DIFFUSION_COLOR)} **attention** among its own particles, each "
+        f"seeing only those before it; {_swatch(CROSS_COLOR)} **cross-attention**, a pull toward the source's "
+        f"particles; {_swatch(CONVECTION_COLOR)} the **FFN**, each on its own. Dotted arrows join each particle "
+        "to the one it listens to most; in a cross-attention sub-step that is a source particle. The matrix "
+        "puts both systems in one: rows and columns are the source's particles, then the translation's; a "
+        "cross-attention sub-step fills the translation's rows in the source's columns.", unsafe_allow_html=True)
+    return proj, fig
+
+
+VIEWS = {True: "What the operators read", False: "Raw residual stream"}
+
+
+def size() -> dict:
+    """The animation's size: as the other pages', but 40 px shorter off a projector (the translation's line above it),
+    so the whole figure and its ▶ Play stay on the first 1280 × 720 screen."""
+    out = state.figure_size(False, "room_translate")
+    if not state.presenting():
+        out["height"] -= 40
+    return out
+
+
+def side_by_side(picks, text: str, beam: int, boths, dim: str, hide_special: bool, label_mode: str, trail: int,
+                 normalised: bool, frame: int):
+    """Two translation models on one clock: each panel at its latest state at every time (2-D)."""
+    projs = [cache.project_translation(path, text, beam, 2, normalised, hide_special) for _, path in picks]
+    fig = plot.compare(list(boths), projs, [name for name, _ in picks], trail=trail, labels=label_mode,
+                       start_time=float(boths[0].times[min(frame, len(boths[0].times) - 1)]), **size())
+    st.plotly_chart(fig, key="t_pair", config=dict(displaylogo=False, toImageButtonOptions=dict(scale=2)), theme=None)
+    st.segmented_control("Show the states", list(VIEWS), key="t_norm", format_func=VIEWS.get, required=True,
+                         label_visibility="collapsed")
+    st.caption("Each panel its own PCA of both systems' states" + (", 2-D (the 3-D view shows one model)"
+                                                                    if dim == "3D" else "")
+               + ": E1, E2, … are the encoders' layers, D1, D2, … the decoders'; each panel shows its latest state "
+                 "at each time, so a Macaron's three sub-steps and a Transformer's two end each layer together.")
+    return fig
+
+
+def _swatch(color: str) -> str:
+    return f"<span style='color:{color}'>■</span>"
+
+
+def shares(picks: list, text: str, beam: int, model, normalised: bool, hide_special: bool) -> None:
+    """Where the decoder's moves come from, layer by layer (this sentence's translation, by each model)."""
+    st.subheader("Where do the translation's particles move from? Self-attention, cross-attention, FFN")
+    found = {name: cache.move_shares(path, text, beam, normalised, hide_special) for name, path in picks}
+    st.plotly_chart(plot.move_shares(found), key="t_shares", config=dict(displaylogo=False), theme=None)
+    norm = model.config.decoder.norm
+    counts = " and ".join(str(s.particles) for s in found.values())
+    state.explain(
+        f"Measured on this sentence's translation ({counts} particles{', </s> left out' if hide_special else ''}"
+        "): each particle's path in a layer is the sum of its sub-steps' lengths ‖Δx‖, "
+        + ("of the states as the operators read them (standardised per token)" if normalised else
+           "in the raw residual stream")
+        + "; the bar splits it by the kind of sub-step that travelled it, averaged over the particles. "
+        + ("In this post-LN model each sub-step's move includes its LayerNorm's." if norm == "post" else
+           "In this pre-LN model each sub-step's move is its operator's output alone.")
+        + " A share of path is not a share of the meaning carried: a short pull can matter most.")
+
+
+def export(tr, both, fig) -> None:
+    """The view's link, and the animation and both trajectories as files."""
+    st.subheader("Share and export")
+    st.caption("The address bar holds this view (sentence, model, search, options, first frame): copy it to share.")
+    stem = (both.meta.get("model") or "translation").replace("/", "_")
+    e1, e2 = st.columns(2)
+    e1.download_button("Animation (HTML, works offline)", data=lambda: plot.to_html(fig, f"Macaron Explorer · {stem}"),
+                       file_name=f"{stem}-translation.html", mime="text/html", on_click="ignore",
+                       icon=":material/code:")
+    e2.download_button("Both trajectories (JSON)", data=lambda: json.dumps(
+        dict(source=tr.source.to_dict(), target=tr.target.to_dict(), target_ids=tr.target_ids, text=tr.text,
+             beam=tr.beam, score=tr.score), ensure_ascii=False), file_name=f"{stem}-translation.json",
+        mime="application/json", on_click="ignore", icon=":material/data_object:")
+
+
+render()

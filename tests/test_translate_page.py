@@ -1,0 +1,215 @@
+"""Two particle systems in one picture: translation.joint (both systems on one clock), analysis.move_shares (where
+a decoder's moves come from), and the Translate page, in AppTest and in Debian's Chromium (what is drawn).
+
+The models are make_tiny_translation's (random weights, the paper's IWSLT14 shape made tiny); what they compute is
+checked against the paper's code in tests/test_translation.py. Here: that the pictures and the measure show what the
+two trajectories hold, recomputed from them by plain loops.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import macaron
+from conftest import make_tiny_models, make_tiny_translation
+from macaron import analysis, plot
+from macaron.schemes import CONVECTION, CROSS, DIFFUSION
+from macaron.translation import EXAMPLES, joint
+
+APP = Path(__file__).resolve().parent.parent / "app" / "main.py"
+SENTENCE = EXAMPLES["de"][0]
+
+
+@pytest.fixture(scope="module")
+def pair_dir(tmp_path_factory, tokenizer) -> Path:
+    """Two translation models and two encoders, side by side in one folder of models."""
+    folder = tmp_path_factory.mktemp("translation-models")
+    make_tiny_translation(folder)
+    return make_tiny_models(folder, tokenizer)
+
+
+@pytest.fixture(scope="module")
+def translated(pair_dir):
+    model = macaron.load(pair_dir / "tiny-macaron-de-en", device="cpu")
+    return model, model.translate(SENTENCE, beam=1)
+
+
+# ---- the library ----------------------------------------------------------------------------------------------------
+def test_both_systems_move_on_one_clock(translated):
+    """While the encoder runs the target's particles wait at their embeddings; then the source stays where the
+    encoder left it and the target moves as the decoder moved it; the decoder's clock runs on from the encoder's."""
+    _, tr = translated
+    both = joint(tr)
+    S, E = len(tr.source.tokens), tr.source.n_steps
+    assert both.tokens == tr.source.tokens + tr.target.tokens
+    assert both.n_steps == E + tr.target.n_steps
+    for k in range(E + 1):
+        np.testing.assert_array_equal(both.states[k, :S], tr.source.states[k])
+        np.testing.assert_array_equal(both.states[k, S:], tr.target.states[0])
+    for k in range(1, tr.target.n_steps + 1):
+        np.testing.assert_array_equal(both.states[E + k, :S], tr.source.states[-1])
+        np.testing.assert_array_equal(both.states[E + k, S:], tr.target.states[k])
+    layers = tr.source.times[-1]
+    assert both.times[E] == layers and both.times[-1] == layers + tr.target.times[-1]
+    assert all(s.label.startswith("encoder layer") for s in both.steps[:E])
+    assert all(s.label.startswith("decoder layer") for s in both.steps[E:])
+    assert both.meta["two_systems"] == dict(source=S, encoder_layers=layers)
+
+
+def test_each_mixing_matrix_sits_in_its_block(translated):
+    """Encoder attention: source rows over source columns; decoder self-attention: target rows over earlier target
+    columns (causal); cross-attention: target rows over source columns. Rows of the still system are zero."""
+    _, tr = translated
+    both = joint(tr)
+    S, E = len(tr.source.tokens), tr.source.n_steps
+    T = len(tr.target.tokens)
+    kinds = set()
+    for k, (step, m) in enumerate(zip(both.steps, both.mixing)):
+        if step.kind == CONVECTION:
+            assert m is None
+            continue
+        kinds.add(step.kind)
+        rows, cols = (slice(0, S), slice(0, S)) if k < E else (slice(S, S + T), slice(0, S) if step.kind == CROSS
+                                                                  else slice(S, S + T))
+        block = m[:, rows, cols]
+        np.testing.assert_allclose(block.sum(-1), 1.0, atol=1e-5)  # each row's whole attention is in its block
+        assert m.sum() == pytest.approx(block.sum(), abs=1e-4)
+        if k >= E and step.kind == DIFFUSION:
+            assert np.triu(block.mean(0), 1).max() == 0.0  # the decoder sees only the words before
+    assert kinds == {DIFFUSION, CROSS}
+
+
+def test_move_shares_are_each_kinds_share_of_the_path(translated):
+    """Recomputed by loops over the decoder's trajectory: per layer and particle, the sum of each kind's ‖Δx‖ over
+    the sum of all; the mean over the particles."""
+    _, tr = translated
+    traj = tr.target
+    shares = analysis.move_shares([traj, traj], normalised=False, hide_special=False)
+    assert shares.kinds == (DIFFUSION, CROSS, CONVECTION)
+    assert shares.sentences == 2 and shares.particles == 2 * len(traj.tokens)
+    layers = sorted({s.layer for s in traj.steps})
+    for layer in layers:
+        per_particle = []
+        for i in range(len(traj.tokens)):
+            path = {kind: 0.0 for kind in shares.kinds}
+            for k, step in enumerate(traj.steps):
+                if step.layer == layer:
+                    path[step.kind] += float(np.sqrt(((traj.states[k + 1, i] - traj.states[k, i]) ** 2).sum()))
+            total = sum(path.values())
+            per_particle.append([path[kind] / total for kind in shares.kinds])
+        np.testing.assert_allclose(shares.shares[layers.index(layer)], np.mean(per_particle, 0), rtol=1e-6)
+    np.testing.assert_allclose(shares.shares.sum(1), 1.0)
+
+
+def test_the_figure_of_two_systems(translated):
+    """One frame per state; the legend names the two systems; a particle that does not move draws no arrow; the
+    slider's ticks count the encoder's layers and then the decoder's."""
+    _, tr = translated
+    both = joint(tr)
+    from test_plot import decoded, validated
+
+    fig = validated(plot.particles(both, analysis.project(both, 2, True, False), labels="none"))
+    assert len(fig.frames) == both.n_steps + 1
+    names = [d.name for d in fig.data]
+    assert "source sentence" in names and "translation" in names and "external field (cross-attention)" in names
+    S, E = len(tr.source.tokens), tr.source.n_steps
+    cross = names.index("external field (cross-attention)")
+    for f in range(E + 1, both.n_steps + 1):
+        arrows = decoded(fig.to_dict()["frames"][f]["data"][cross]["x"]).astype(float).reshape(-1, 3)[:, :2]
+        drawn = ~np.isnan(arrows).all(1)
+        if both.steps[f - 1].kind == CROSS:  # only the target's particles move, so only they have arrows
+            assert not drawn[:S].any() and drawn[S:].all()
+        else:
+            assert not drawn.any()
+    ticks = [s.label for s in fig.layout.sliders[0].steps if s.label]
+    layers = int(tr.source.times[-1])
+    assert ticks == ["0"] + [f"E{k}" for k in range(1, layers + 1)] + [f"D{k}" for k in range(1, layers + 1)]
+
+
+# ---- the page, in AppTest ---------------------------------------------------------------------------------------
+def _app(pair_dir, monkeypatch, **params):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("MACARON_MODELS_DIR", str(pair_dir))
+    monkeypatch.delenv("MACARON_MODELS", raising=False)
+    at = AppTest.from_file(str(APP), default_timeout=180)
+    at.query_params.update(params)
+    at.run()
+    at.switch_page("views/translate.py")
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def test_the_page_translates_and_lists_only_translation_models(pair_dir, monkeypatch, translated):
+    at = _app(pair_dir, monkeypatch, src=SENTENCE, beam="1")
+    model, tr = translated
+    said = " ".join(m.value for m in at.markdown)
+    assert f"de → en:** {tr.text}" in said
+    assert at.selectbox(key="t_model").options == ["tiny-macaron-de-en", "tiny-transformer-de-en"]
+    assert at.selectbox(key="t_b").options == ["(none)", "tiny-transformer-de-en"]
+    at.switch_page("views/particles.py")
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="p_model").options == ["tiny-macaron", "tiny-transformer"]
+
+
+def test_bad_input_is_a_message(pair_dir, monkeypatch):
+    at = _app(pair_dir, monkeypatch)
+    for text, said in (("   ", "Type a sentence"), ("haus " * 200, "translates at most"),
+                       ("\u200b\u2063 🙂 ß", None)):
+        at.text_input(key="t_text").set_value(text).run()
+        assert not at.exception, (text, [e.message for e in at.exception])
+        shown = " ".join(str(e.value) for e in [*at.info, *at.warning, *at.error])
+        if said:
+            assert said in shown, (text, shown)
+
+
+# ---- the page, in Chromium -------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def server(pair_dir, tmp_path_factory):
+    from served import server as app_server
+
+    env = {k: v for k, v in os.environ.items() if k != "MACARON_MODELS"}
+    env["MACARON_MODELS_DIR"] = str(pair_dir)
+    with app_server(env, tmp_path_factory.mktemp("server") / "streamlit.log") as (url, _):
+        yield url
+
+
+TITLE = "() => document.querySelector('.js-plotly-plot .gtitle')?.textContent || ''"
+LEGEND = "() => Array.from(document.querySelectorAll('.js-plotly-plot .legendtext')).map(e => e.textContent)"
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
+def test_play_moves_both_systems_on_the_first_screen(server, browser, size, translated):
+    from test_browser import SHOTS, fits, no_errors, settle
+
+    _, tr = translated
+    pg = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    try:
+        pg.goto(f"{server}/translate?beam=1&src={SENTENCE.replace(' ', '+')}")
+        settle(pg, 180_000)  # the server's first page loads PyTorch, and the model, and translates
+        no_errors(pg)
+        assert tr.text in pg.inner_text("[data-testid='stMainBlockContainer']")  # the translation, as words
+        assert {"source sentence", "translation"} <= set(pg.evaluate(LEGEND))
+        assert "embeddings of both sentences" in pg.evaluate(TITLE)
+        fits(pg, "input[aria-label='Sentence to translate (de)']", ".js-plotly-plot",
+             ".js-plotly-plot .updatemenu-button")
+        plane = pg.locator(".js-plotly-plot .nsewdrag").first
+        before = plane.screenshot()
+        pg.locator(".js-plotly-plot .updatemenu-button").first.click()
+        titles = set()
+        for _ in range(60):
+            pg.wait_for_timeout(150)
+            titles.add(pg.evaluate(TITLE))
+        assert any(t.startswith("encoder layer") for t in titles), titles
+        assert any("external field (cross-attention)" in t and t.startswith("decoder layer") for t in titles), titles
+        SHOTS.mkdir(exist_ok=True)
+        pg.screenshot(path=str(SHOTS / f"translate-{size[0]}x{size[1]}.png"))
+        assert plane.screenshot() != before  # the particles moved on the screen
+        no_errors(pg)
+    finally:
+        pg.close()
