@@ -65,7 +65,8 @@ def compare(trajs: Sequence[Trajectory], projections: Sequence[Projection], name
     grid = time_grid(*trajs)
     layout = subplots_layout(1, n, horizontal_spacing=0.1)
     two_rows = any("two_systems" in t.meta for t in trajs)  # the legend of two systems takes two rows
-    margin = dict(l=60, r=16, t=104 + 8 * (font_size - 14) + 26 * two_rows, b=104)  # title, legend, panel titles
+    # title, legend, two-line panel titles
+    margin = dict(l=60, r=16, t=104 + 8 * (font_size - 14) + two_rows * (12 + 2 * font_size), b=104)
     size = (plot_widths(width, margin, (1 - 0.1 * (n - 1)) / n), height - margin["t"] - margin["b"])
     ranges = [[padded_range(np.asarray(p.coords)[..., k]) for k in range(2)] for p in projections]
     if share_axes:

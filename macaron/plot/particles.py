@@ -81,7 +81,7 @@ def clock(traj: Trajectory, depth: float) -> str:
     systems = traj.meta.get("two_systems")
     if systems:  # the decoder's clock starts where the encoder's stops
         enc = systems["encoder_layers"]
-        return f"encoder t = {depth:g}" if depth <= enc else f"decoder t = {depth - enc:g}"
+        return f"encoder t = {round(depth, 2):g}" if depth <= enc else f"decoder t = {round(depth - enc, 2):g}"
     return f"t = {depth:g}" if h == 1.0 else f"t = {h * depth:.4g} (h = {h:g})"
 
 
@@ -331,7 +331,8 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     three = np.shape(proj.coords)[-1] == 3
     mixing = any(m is not None for m in traj.mixing)
     split = 0.64 if mixing else 1.0
-    margin = dict(l=60, r=12, t=86 + 26 * ("two_systems" in traj.meta), b=104)  # two systems: two legend rows
+    two_rows = "two_systems" in traj.meta  # two systems: a second legend row, as tall as the font
+    margin = dict(l=60, r=12, t=86 + two_rows * (12 + 2 * font_size), b=104)
     plot_h = height - margin["t"] - margin["b"]
     p = plane(traj, proj, trail=trail, labels=labels, font_px=font_size, head=head,
               size_px=(plot_widths(width, margin, split), plot_h), ranges=ranges)
