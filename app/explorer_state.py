@@ -92,6 +92,14 @@ def init_widget(key: str, param: str, default, parse: Callable = str, valid: Cal
     st.session_state[key] = default if value is None else value
 
 
+def resend(key: str) -> None:
+    """Send a text box's value with this run again (presenter mode): the browser's first size report (browser.room)
+    reruns the page, and a rerun drops what the first run had not yet sent, the box's value among it, so the box
+    showed empty while the page used its text (seen at 1920 × 1080 and 1280 × 720, now and then)."""
+    if presenting() and key in st.session_state:
+        st.session_state[key] = st.session_state[key]  # a value set by the script is sent with the widget
+
+
 def not_drawn(*keys: str) -> None:
     """Widgets a run stops before drawing (no sentence to show): their values are given again, as init_widget
     gives them, by the run that draws them. Streamlit sends a widget new to the page the value set in its own
@@ -416,6 +424,7 @@ def sentence_input(key: str, preset_key: str, columns=(5, 2), **text_input) -> t
     """The sentence box (URL parameter s) with the preset menu beside it. Returns (text, the row's
     remaining columns) so a page can put more beside them."""
     init_widget(key, "s", DEFAULT_SENTENCE)
+    resend(key)
     row = st.columns(list(columns))
     text = row[0].text_input("Sentence", key=key, placeholder="Type a sentence and press Enter",
                              label_visibility=LABELS[presenting()], **text_input)

@@ -322,6 +322,8 @@ def test_presenter_plane_fills_the_screen_at_true_aspect(server, browser, size, 
                              f".getBoundingClientRect().height >= {least} * innerHeight", timeout=30_000)
         no_errors(pg)
         fits(pg, ".js-plotly-plot .updatemenu-button")
+        # the sentence the plane shows is in its box (the rerun of the browser's size report once emptied it)
+        assert pg.locator("input[aria-label='Sentence']").input_value() == "the cat sat on the mat ."
         (plane,) = pg.evaluate(PLANES)  # the matrix beside it has no numbers on its axes
         assert plane["height"] >= least * size[1], plane
         assert unit_px(plane["x"], 0) == pytest.approx(unit_px(plane["y"], 1), rel=0.05)

@@ -84,6 +84,7 @@ def inputs(names: list[str]):
     lang = model.config.source_lang if model is not None else ""
     examples = EXAMPLES.get(lang, EXAMPLES["de"])
     state.init_widget("t_text", "src", examples[0])
+    state.resend("t_text")
     text = row[0].text_input(f"Sentence to translate ({lang or 'source language'})", key="t_text",
                              placeholder="Type a sentence and press Enter",
                              label_visibility=state.LABELS[state.presenting()])
