@@ -344,16 +344,21 @@ class Files(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), partial(Handler, directory=str(folder)))
 
 
+DRIVE = {"MODEL_URL": "model.tbz2", "GLUE_URL": "glue.tbz2", "IWSLT14_MODEL_URL": "iwslt.tbz2",
+         "IWSLT14_TEST_URL": "iwslt-test.tbz2", "WMT14_BASE_URL": "base.tbz2", "WMT14_BIG_URL": "big.tbz2",
+         "WMT14_TEST_URL": "newstest.tbz2"}
+
+
 @pytest.fixture
 def drive(tmp_path, monkeypatch):
-    """A file server on 127.0.0.1 in place of Google Drive; fetch's URLs pointed at its model.tbz2, glue.tbz2."""
+    """A file server on 127.0.0.1 in place of Google Drive; fetch's URLs pointed at its files (DRIVE)."""
     folder = tmp_path / "drive"
     folder.mkdir()
     server = Files(folder)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
-    monkeypatch.setattr(release, "MODEL_URL", f"{base}/model.tbz2")
-    monkeypatch.setattr(release, "GLUE_URL", f"{base}/glue.tbz2")
+    for constant, file in DRIVE.items():
+        monkeypatch.setattr(release, constant, f"{base}/{file}")
     yield folder, server.log
     server.shutdown()
     server.server_close()
@@ -361,11 +366,12 @@ def drive(tmp_path, monkeypatch):
 
 @pytest.fixture
 def converter(monkeypatch):
-    """A stand-in for macaron.fairseq.convert at fetch's seam: records its arguments, writes a config.json."""
+    """A stand-in for macaron.fairseq.convert at fetch's seam: records its arguments (checkpoint, dictionary,
+    codes, out, source, target: Paths or None), writes a config.json."""
     calls = []
 
-    def convert(checkpoint, dictionary, bpe_codes, out):
-        calls.append((Path(checkpoint), Path(dictionary), bpe_codes and Path(bpe_codes), Path(out)))
+    def convert(checkpoint, dictionary, bpe_codes, out, *, source_dict=None, target_dict=None):
+        calls.append(tuple(p and Path(p) for p in (checkpoint, dictionary, bpe_codes, out, source_dict, target_dict)))
         Path(out).mkdir(parents=True)
         (Path(out) / "config.json").write_text(json.dumps({"scheme": "macaron"}))
         return out
@@ -381,7 +387,8 @@ def test_the_paper_release_is_fetched_found_in_nested_folders_and_converted_once
     tbz2(folder / "glue.tbz2", {"glue/data-bin/glue/CoLA/dict.txt": b"the 100\n", "glue/data-bin/glue/CoLA/train.bin":
                                 b"x" * 5000, "glue/data-bin/glue/RTE/dict.txt": b"the 100\n"})
     out = sources.fetch("paper-macaron-bert-base")
-    checkpoint, dictionary, codes, written = converter[0]
+    checkpoint, dictionary, codes, written, source, target = converter[0]
+    assert source is None and target is None  # one dictionary, as --dict
     assert checkpoint.name == "checkpoint_pretrained.pt" and checkpoint.parent.name == "pretrained"
     assert dictionary.read_bytes() == b"the 100\n" and dictionary.parts[-4:] == ("data-bin", "glue", "CoLA", "dict.txt")
     assert codes is None and written.name == "paper-macaron-bert-base"
@@ -445,6 +452,148 @@ def test_an_archive_member_outside_its_folder_or_a_link_is_refused(caches, drive
     assert not (home / "model").exists() and not (home / "model.partial").exists()
     assert not list(caches.rglob("evil")) and not Path("/tmp/macaron-test-evil-absolute").exists()
     assert not converter
+
+
+# ---- the paper's translation releases: the model's archive and the binarised test set ------------------------
+IWSLT = "paper-macaron-iwslt14-de-en"
+IWSLT_CKPT = "log/iwslt14_de_en/transformer_iwslt_de_en_macaron_v2/checkpoint_pretrained.pt"  # test-iwslt14.sh's path
+IWSLT_DATA = "data-bin/iwslt14.tokenized.de-en.joined/"
+WMT_DATA = "data-bin/wmt14_en_de_joined_dict/"
+
+
+def test_set(data: str, src: str, tgt: str, dictionaries: dict[str, bytes] | None = None) -> dict[str, bytes]:
+    """The members of a binarised test set as preprocess.py writes one (its dictionaries, test.{src}-{tgt}.*)."""
+    files = {f"dict.{lang}.txt": f"{lang}-word 7\n".encode() for lang in (src, tgt)} | (dictionaries or {})
+    files |= {f"test.{src}-{tgt}.{lang}.{ext}": f"{lang} {ext}".encode() * 50 for lang in (src, tgt)
+              for ext in ("bin", "idx")}
+    return {data + name: data_ for name, data_ in files.items()}
+
+
+def test_a_translation_release_is_fetched_its_two_dictionaries_found_in_the_test_set_and_converted_once(
+        caches, drive, converter, capsys):
+    folder, log = drive
+    tbz2(folder / "iwslt.tbz2", {IWSLT_CKPT: b"weights" * 1000, "log/code/README": b"a folder named code"})
+    tbz2(folder / "iwslt-test.tbz2", test_set(IWSLT_DATA, "de", "en") | {IWSLT_DATA + "code": b"#version: 0.2\n"})
+    assert release.release_test_set(IWSLT) is None  # not fetched yet
+    out = sources.fetch(IWSLT)
+    assert len(converter) == 1
+    checkpoint, dictionary, codes, written, source, target = converter[0]
+    assert checkpoint.relative_to(caches / "macaron" / "paper" / IWSLT / "model").as_posix() == IWSLT_CKPT
+    assert dictionary is None  # two dictionaries, as --source-dict and --target-dict
+    assert source.read_bytes() == b"de-word 7\n" and target.read_bytes() == b"en-word 7\n"  # not swapped
+    assert source.parts[-3:] == ("data-bin", "iwslt14.tokenized.de-en.joined", "dict.de.txt")
+    assert codes.is_file() and codes.read_bytes() == b"#version: 0.2\n"  # the file, not the folder log/code
+    assert written.name == IWSLT and out == caches / "macaron" / "models" / IWSLT and (out / "config.json").is_file()
+    data = release.release_test_set(IWSLT)  # unpacked whole, where the bleu command reads it
+    assert data == caches / "macaron" / "paper" / IWSLT / "data" / "data-bin" / "iwslt14.tokenized.de-en.joined"
+    assert (data / "test.de-en.en.idx").read_bytes() == b"en idx" * 50 and (data / "test.de-en.de.bin").is_file()
+    said = capsys.readouterr().out
+    assert f"source dictionary: {source}" in said and f"target dictionary: {target}" in said
+    assert f"test set: {data}" in said
+    assert sorted(log) == ["/iwslt-test.tbz2", "/iwslt.tbz2"]
+    assert sources.cached()[IWSLT] == out and sources.locate(IWSLT) == out  # the picker lists it; its name opens it
+    assert release.release_test_set("paper-macaron-bert-base") is None  # GLUE is no test set
+    assert sources.fetch(IWSLT) == out and len(converter) == 1 and len(log) == 2  # converted once
+
+
+def test_wmt_base_and_big_share_one_download_of_newstest2014_and_the_models_archive_comes_first(caches, drive,
+                                                                                                converter):
+    folder, log = drive
+    tbz2(folder / "base.tbz2", {"log/wmt14_en_de/base/checkpoint_pretrained.pt": b"base",
+                                "log/wmt14_en_de/base/dict.en.txt": b"model-en 1\n"})
+    tbz2(folder / "big.tbz2", {"log/wmt14_en_de/big/checkpoint_pretrained.pt": b"big"})
+    tbz2(folder / "newstest.tbz2", test_set(WMT_DATA, "en", "de") | {WMT_DATA + "raw-test/en-de.en.bpe": b"a@@ b\n"})
+    base = sources.fetch("paper-macaron-wmt14-en-de-base")
+    big = sources.fetch("paper-macaron-wmt14-en-de-big")
+    assert sorted(log) == ["/base.tbz2", "/big.tbz2", "/newstest.tbz2"]  # the test set downloaded once, for both
+    assert [c[0].read_bytes() for c in converter] == [b"base", b"big"] and [c[3].name for c in converter] == \
+        [base.name, big.name]
+    (_, _, codes, _, base_src, base_tgt), (_, _, _, _, big_src, big_tgt) = converter
+    assert base_src.read_bytes() == b"model-en 1\n" and "model" in base_src.relative_to(caches).parts  # model's first
+    assert base_tgt.read_bytes() == b"de-word 7\n" and big_src.read_bytes() == b"en-word 7\n"
+    assert big_tgt.name == "dict.de.txt" and codes is None  # WMT's test set has no BPE codes
+    sets = [release.release_test_set(n) for n in ("paper-macaron-wmt14-en-de-base", "paper-macaron-wmt14-en-de-big")]
+    assert all((s / "test.en-de.de.bin").is_file() and (s / "raw-test" / "en-de.en.bpe").is_file() for s in sets)
+    assert sets[0] != sets[1] and set(sources.cached()) >= {base.name, big.name}
+
+
+def test_an_archive_kept_where_fetch_kept_it_before_archives_were_shared_is_not_downloaded_again(caches, drive,
+                                                                                                 converter):
+    folder, log = drive
+    old = caches / "macaron" / "paper" / "paper-macaron-bert-base" / "archives"
+    old.mkdir(parents=True)
+    tbz2(old / "unsupervised-bert-base-pretrained-model.tbz2", {"m/checkpoint_pretrained.pt": b"w"})
+    tbz2(old / "glue-data-bin.tbz2", {"glue/CoLA/dict.txt": b"the 1\n"})
+    sources.fetch("paper-macaron-bert-base")
+    assert log == [] and converter[0][1].read_bytes() == b"the 1\n"
+
+
+@pytest.mark.parametrize("lacks", ["checkpoint", "target dictionary"])
+def test_what_a_translation_release_lacks_is_named_with_the_way_by_hand(caches, drive, converter, lacks):
+    folder, log = drive
+    out = caches / "macaron" / "models" / IWSLT
+    if lacks == "checkpoint":  # then the test set is not worth its download
+        tbz2(folder / "iwslt.tbz2", {"log/notes.txt": b"no checkpoint here"})
+        said = (r"the checkpoint \(\*\.pt\) and the source dictionary \(dict\.de\.txt\) and the target dictionary "
+                r"\(dict\.en\.txt\) not found.* import-fairseq PATH/TO/checkpoint_pretrained\.pt --source-dict "
+                r"PATH/TO/dict\.de\.txt --target-dict PATH/TO/dict\.en\.txt")
+    else:
+        tbz2(folder / "iwslt.tbz2", {IWSLT_CKPT: b"w"})
+        tbz2(folder / "iwslt-test.tbz2", {IWSLT_DATA + "dict.de.txt": b"de 1\n"})
+        home = caches / "macaron" / "paper" / IWSLT
+        said = (rf"{IWSLT}: the target dictionary \(dict\.en\.txt\) not found.* import-fairseq "
+                rf"{re.escape(str(home / 'model' / IWSLT_CKPT))} --source-dict "
+                rf"{re.escape(str(home / 'data' / IWSLT_DATA / 'dict.de.txt'))} --target-dict PATH/TO/dict\.en\.txt")
+    with pytest.raises(release.FetchError, match=said + rf" \[--bpe-codes PATH/TO/code\] --out {re.escape(str(out))}$"):
+        sources.fetch(IWSLT)
+    assert not converter and not out.exists()
+    assert log == ["/iwslt.tbz2"] + (["/iwslt-test.tbz2"] if lacks != "checkpoint" else [])
+
+
+@pytest.fixture(scope="module")
+def translation_files(tmp_path_factory):
+    """BPE codes and a joined dictionary as tests/test_translation.py's `release` fixture writes them (its helpers:
+    subword-nmt on the Moses-tokenised German and English sentences; preprocess.py's dictionary)."""
+    from subword_nmt.learn_bpe import learn_bpe
+
+    from test_translation import ENGLISH, GERMAN, dictionary_lines, moses_words
+
+    folder = tmp_path_factory.mktemp("translation")
+    corpus, codes = folder / "train.en-de", folder / "code"
+    texts = [(t, "de") for t in GERMAN] + [(t, "en") for t in ENGLISH]
+    corpus.write_text("".join(" ".join(moses_words(t, lang)) + "\n" for t, lang in texts), encoding="utf-8")
+    with open(corpus, encoding="utf-8") as fin, open(codes, "w", encoding="utf-8") as fout:
+        learn_bpe(fin, fout, 10, min_frequency=2)
+    joined = folder / "dict.joined.txt"
+    joined.write_text("".join(line + "\n" for line in dictionary_lines(texts, codes)), encoding="utf-8")
+    return dict(folder=folder, codes=codes, joined=joined)
+
+
+def test_a_translation_release_converts_for_real_and_translates_by_name(caches, drive, monkeypatch, tmp_path,
+                                                                        translation_files, capsys):
+    """The whole path with the real importer: a Macaron small checkpoint written as fairseq 0.6 writes one
+    (tests/test_translation.py's writer) in the model's archive, the test set's two dictionaries (joined
+    vocabulary: equal) in its archive, no BPE codes (as the release ships none); fetched, converted, opened by its
+    name, translating."""
+    from test_translation import EOS, write_checkpoint
+
+    folder, _ = drive
+    ckpt, *_ = write_checkpoint(tmp_path, "transformer_iwslt_de_en_macaron_v2", "joined", translation_files,
+                                monkeypatch)
+    joined = translation_files["joined"].read_bytes()
+    tbz2(folder / "iwslt.tbz2", {IWSLT_CKPT: ckpt.read_bytes()})
+    tbz2(folder / "iwslt-test.tbz2", test_set(IWSLT_DATA, "de", "en", {"dict.de.txt": joined, "dict.en.txt": joined}))
+    out = sources.fetch(IWSLT)
+    assert "BPE codes: not in the release" in capsys.readouterr().out  # what is missing is named
+    record = json.loads((out / "converted.json").read_text())
+    assert record["arch"] == "transformer_iwslt_de_en_macaron_v2" and record["reading"] == "approximate"
+    assert Path(record["dictionary"]).name == "dict.de.txt" and Path(record["target_dictionary"]).name == "dict.en.txt"
+    model = macaron.load(IWSLT, device="cpu")
+    result = model.translate("das haus ist klein .", beam=1)
+    assert result.source.token_ids[-1] == EOS and result.target_ids and len(result.target.steps) > 0
+    for traj in (result.source, result.target):
+        assert np.isfinite(np.asarray(traj.states)).all() and np.asarray(traj.states).shape[1] == len(traj.token_ids)
+    assert sources.cached()[IWSLT] == out
 
 
 # ---- the app: the picker lists what this machine has; the Hub only where the server allows it ---------------
