@@ -174,7 +174,9 @@ def main(argv=None) -> int:
     le.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     sub.add_parser("list", help="list the shipped models, then the imported and Hub-cached ones that load")
     fe = sub.add_parser("fetch", help="download a model: the paper's release (converted once) or a Hub id")
-    fe.add_argument("name", help="paper-macaron-bert-base, or a Hugging Face Hub id such as bert-base-uncased")
+    fe.add_argument("name", help="paper-macaron-bert-base, paper-macaron-iwslt14-de-en, "
+                                 "paper-macaron-wmt14-en-de-base, paper-macaron-wmt14-en-de-big, or a Hugging Face "
+                                 "Hub id such as bert-base-uncased")
     im = sub.add_parser("import-fairseq", help="import one of the paper's fairseq 0.6 checkpoints as a model folder")
     im.add_argument("checkpoint", type=Path, help="the .pt file (read as data only: torch's weights-only unpickler)")
     im.add_argument("--dict", type=Path, default=None,
