@@ -267,8 +267,10 @@ def project_translation(path: str, text: str, beam: int, k: int, normalised: boo
 
 
 @st.cache_resource(show_spinner=False, max_entries=48)
-def move_shares(path: str, text: str, beam: int, normalised: bool, hide_special: bool) -> analysis.MoveShares:
-    return analysis.move_shares([_translate(path, text, beam)[0].target], normalised, hide_special)
+def move_shares(path: str, texts: tuple[str, ...], beam: int, normalised: bool, hide_special: bool
+                ) -> analysis.MoveShares:
+    """Over the translations of `texts` (one sentence, or a set)."""
+    return analysis.move_shares([_translate(path, t, beam)[0].target for t in texts], normalised, hide_special)
 
 
 # ---- what the pages draw from traces --------------------------------------------------------

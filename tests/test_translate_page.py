@@ -157,6 +157,15 @@ def test_the_page_translates_and_lists_only_translation_models(pair_dir, monkeyp
     assert at.selectbox(key="p_model").options == ["tiny-macaron", "tiny-transformer"]
 
 
+def test_the_shares_are_measured_over_the_presets_when_asked(pair_dir, monkeypatch):
+    """over=presets: the chart's words name the preset sentences and count their translations' particles."""
+    at = _app(pair_dir, monkeypatch, over="presets", beam="1")
+    model = macaron.load(pair_dir / "tiny-macaron-de-en", device="cpu")
+    particles = sum(len(model.translate(s, beam=1).target.tokens) - 2 for s in EXAMPLES["de"])  # </s> left out
+    said = " ".join(str(e.value) for e in [*at.caption, *at.markdown])
+    assert f"the translations of the {len(EXAMPLES['de'])} preset sentences ({particles} particles" in said
+
+
 def test_bad_input_is_a_message(pair_dir, monkeypatch):
     at = _app(pair_dir, monkeypatch)
     for text, said in (("   ", "Type a sentence"), ("haus " * 200, "translates at most"),

@@ -49,7 +49,7 @@ def render() -> None:
         proj, fig = animation(picked, text, beam, both, **view)
     else:
         fig = side_by_side((picked, other), text, beam, (both, found_b[1]), **view)
-    shares([p for p in (picked, other) if p], text, beam, model, view["normalised"], view["hide_special"])
+    shares([p for p in (picked, other) if p], text, beam, model, view["normalised"], view["hide_special"], url)
     export(tr, both, fig)
 
 
@@ -212,16 +212,28 @@ def _swatch(color: str) -> str:
     return f"<span style='color:{color}'>■</span>"
 
 
-def shares(picks: list, text: str, beam: int, model, normalised: bool, hide_special: bool) -> None:
-    """Where the decoder's moves come from, layer by layer (this sentence's translation, by each model)."""
+def shares(picks: list, text: str, beam: int, model, normalised: bool, hide_special: bool, url: dict) -> None:
+    """Where the decoder's moves come from, layer by layer: this sentence's translation, or the preset sentences'
+    (URL parameter over), by each model."""
     st.subheader("Where do the translation's particles move from? Self-attention, cross-attention, FFN")
-    found = {name: cache.move_shares(path, text, beam, normalised, hide_special) for name, path in picks}
+    presets = EXAMPLES.get(model.config.source_lang, ())
+    state.init_widget("t_over", "over", "sentence", valid=lambda v: v in ("sentence", "presets"))
+    over = st.segmented_control("Measured over", ["sentence", "presets"], key="t_over", required=True,
+                                format_func={"sentence": "this sentence",
+                                             "presets": f"the {len(presets)} preset sentences"}.get,
+                                disabled=not presets)
+    texts = tuple(presets) if over == "presets" and presets else (text,)
+    url["over"] = over
+    state.sync_url(url)
+    found = {name: cache.move_shares(path, texts, beam, normalised, hide_special) for name, path in picks}
     st.plotly_chart(plot.move_shares(found), key="t_shares", config=dict(displaylogo=False), theme=None)
     norm = model.config.decoder.norm
     counts = " and ".join(str(s.particles) for s in found.values())
+    what = ("this sentence's translation" if len(texts) == 1 else
+            f"the translations of the {len(texts)} preset sentences")
     state.explain(
-        f"Measured on this sentence's translation ({counts} particles{', </s> left out' if hide_special else ''}"
-        "): each particle's path in a layer is the sum of its sub-steps' lengths ‖Δx‖, "
+        f"Measured on {what} ({counts} particles{', </s> left out' if hide_special else ''}, {BEAMS[beam]}): each "
+        "particle's path in a layer is the sum of its sub-steps' lengths ‖Δx‖, "
         + ("of the states as the operators read them (standardised per token)" if normalised else
            "in the raw residual stream")
         + "; the bar splits it by the kind of sub-step that travelled it, averaged over the particles. "
