@@ -130,6 +130,7 @@ class BinarizedSet:
     dictionaries' entries (four specials, then dict.{lang}.txt's lines)."""
 
     folder: Path
+    prefix: Path  # the files' common start, e.g. FOLDER/test.de-en.
     split: str
     source_lang: str
     target_lang: str
@@ -198,7 +199,7 @@ def read_set(folder, source_lang: str | None = None, target_lang: str | None = N
     """A split of a fairseq 0.6 data folder, every sentence checked against its dictionary (ids inside it, </s>
     last, no <pad>) and the two sides of one length."""
     source_lang, target_lang, prefix = language_pair(folder, split, source_lang, target_lang)
-    data = BinarizedSet(Path(folder).expanduser(), split, source_lang, target_lang,
+    data = BinarizedSet(Path(folder).expanduser(), prefix, split, source_lang, target_lang,
                         read_indexed(f"{prefix}{source_lang}"), read_indexed(f"{prefix}{target_lang}"),
                         _dictionary(Path(folder).expanduser() / f"dict.{source_lang}.txt"),
                         _dictionary(Path(folder).expanduser() / f"dict.{target_lang}.txt"))
@@ -443,8 +444,7 @@ def evaluate(model, data: BinarizedSet, beam: int | None = None, lenpen: float |
     decode = model.tokenizer.target.decode
     standard, signature = standard_bleu([decode(h) for h in hypotheses], raw or [decode(t) for t in targets])
     return Scores(hypotheses, paper, protocol.measure,
-                  str(atat) if atat else f"the binarized target ({data.split}.{data.source_lang}-"
-                                         f"{data.target_lang}.{lang})",
+                  str(atat) if atat else f"the binarized target, {data.prefix.name}{lang}",
                   standard, signature, str(Path(reference)) if reference else "the binarized target, detokenised",
                   protocol, beam, lenpen, n, total, PAPER.get(arch or ""), arch, data)
 
@@ -455,7 +455,7 @@ def report(s: Scores, name: str = "") -> str:
     ours = f"beam {s.beam}, lenpen {s.lenpen:g}"
     paper_settings = f"beam {p.beam}, lenpen {p.lenpen:g}"
     lines = [f"{name or 'model'}{f' ({s.arch})' if s.arch else ''}: {d.source_lang} → {d.target_lang} on "
-             f"{d.folder / d.split}.{d.source_lang}-{d.target_lang}, "
+             f"{d.prefix}{{{d.source_lang},{d.target_lang}}}, "
              + (f"{s.n:,} sentences" if s.n == s.total else f"the first {s.n:,} of {s.total:,} sentences"),
              f"{ours}" + (f": the paper's ({p.script})" if ours == paper_settings
                           else f" (the paper's, {p.script}: {paper_settings})"),
