@@ -466,7 +466,7 @@ def report(s: Scores, name: str = "") -> str:
              f"  signature {s.signature}"]
     if s.row:
         lines.append(f"the paper: {s.row.bleu} BLEU, {s.row.what} ({s.row.where})"
-                     + ("" if s.n == s.total else f"; on all {s.total:,} sentences"))
+                     + ("" if s.n == s.total else f"; that is on the whole test set, these on its first {s.n:,}"))
     else:
         lines.append(f"the paper: no figure for {s.arch or 'this model'} (its Table 1 rows: "
                      f"{', '.join(sorted({r.what for r in PAPER.values()}))})")
