@@ -9,6 +9,9 @@
     python -m macaron import-fairseq CHECKPOINT --dict DICT [--bpe-codes CODES] --out FOLDER   the paper's own models
                                                (BERT and translation; --source-dict and --target-dict for a
                                                translation model's separate dictionaries)
+    python -m macaron bleu MODEL --data FOLDER [--beam N] [--lenpen A] [--max-sentences N] [--reference FILE]
+                                               the paper's BLEU rows: a translation model on fairseq's binarized
+                                               test set, with the paper's settings, scored its way and sacrebleu's
     python -m macaron zoo [--json|--markdown]  the race of splitting schemes, from the stored curves
     python -m macaron zoo --path [A,B]         one gap along training (default: the Transformer − the control)
 """
@@ -188,6 +191,22 @@ def main(argv=None) -> int:
                     help="its BPE codes (fastBPE's or subword-nmt's); without them the reading is approximate")
     im.add_argument("--out", type=Path, required=True, help="the model folder to write")
     im.add_argument("--name", default=None, help="the model's name (default: the folder's)")
+    bl = sub.add_parser("bleu", help="the paper's BLEU rows: translate fairseq's binarized test set and score it")
+    bl.add_argument("model", help="a translation model: an imported release's name or folder (as trace's --model)")
+    bl.add_argument("--data", type=Path, required=True,
+                    help="the test set's folder, as the release's archives hold it: test.SRC-TGT.LANG.bin/.idx and "
+                         "dict.LANG.txt")
+    bl.add_argument("--source-lang", default=None, help="default: the model's (else the file names')")
+    bl.add_argument("--target-lang", default=None, help="default: the model's (else the file names')")
+    bl.add_argument("--split", default="test", help="which split of the folder (default: test)")
+    bl.add_argument("--beam", type=int, default=None, help="default: the paper's (IWSLT14 5, WMT14 4)")
+    bl.add_argument("--lenpen", type=float, default=None, help="default: the paper's (IWSLT14 1.0, WMT14 0.6)")
+    bl.add_argument("--max-sentences", type=int, default=None, help="translate and score only the first N")
+    bl.add_argument("--reference", type=Path, default=None,
+                    help="raw (detokenised) references, one a line, for sacrebleu's standard score (default: the "
+                         "binarized target, detokenised)")
+    bl.add_argument("--device", default=None, help="cpu or cuda (default: cuda when there is one)")
+    bl.add_argument("--quiet", action="store_true", help="no progress bar")
     zo = sub.add_parser("zoo", help="the race of splitting schemes: runs, seed spread and paired differences")
     zo.add_argument("--json", action="store_true", help='print {"runs": [...], "differences": [...]}')
     zo.add_argument("--markdown", action="store_true", help="the README's tables of runs and differences")
@@ -199,8 +218,8 @@ def main(argv=None) -> int:
     if args.command == "list":
         return listing()
     try:  # bad input (a model, a file, a sentence) is one line for the person who typed it
-        return {"lesson": lesson, "dynamics": dynamics, "zoo": zoo, "fetch": fetch, "import-fairseq": import_fairseq
-                }.get(args.command, trace)(args)
+        return {"lesson": lesson, "dynamics": dynamics, "zoo": zoo, "fetch": fetch, "import-fairseq": import_fairseq,
+                "bleu": bleu}.get(args.command, trace)(args)
     except (CheckpointError, InputError, OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -246,6 +265,22 @@ def import_fairseq(args) -> int:
         f"scheme {c.scheme}"
     print(f"{out}: {c.name}, {kind}, {what}" + ("" if args.bpe_codes else "; reading approximate (no --bpe-codes)")
           + f"; see {out / 'README.md'}")
+    return 0
+
+
+def bleu(args) -> int:
+    """The paper's BLEU rows: the model on a binarized test set, scored its way and sacrebleu's (macaron.bleu)."""
+    from . import bleu as B
+
+    B.check_folder(args.data)  # before the model's load, which can take a while
+    folder = sources.locate(args.model)
+    model = load(folder, args.device)
+    B.require_translation(model)
+    c = model.config
+    data = B.read_set(args.data, args.source_lang or c.source_lang, args.target_lang or c.target_lang, args.split)
+    scores = B.evaluate(model, data, args.beam, args.lenpen, args.max_sentences, B.imported_arch(folder),
+                        args.reference, progress=not args.quiet)
+    print(B.report(scores, c.name or folder.name))
     return 0
 
 
