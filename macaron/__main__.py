@@ -193,9 +193,9 @@ def main(argv=None) -> int:
     im.add_argument("--name", default=None, help="the model's name (default: the folder's)")
     bl = sub.add_parser("bleu", help="the paper's BLEU rows: translate fairseq's binarized test set and score it")
     bl.add_argument("model", help="a translation model: an imported release's name or folder (as trace's --model)")
-    bl.add_argument("--data", type=Path, required=True,
+    bl.add_argument("--data", type=Path, default=None,
                     help="the test set's folder, as the release's archives hold it: test.SRC-TGT.LANG.bin/.idx and "
-                         "dict.LANG.txt")
+                         "dict.LANG.txt (default, for a release fetch knows: the test set it fetched with it)")
     bl.add_argument("--source-lang", default=None, help="default: the model's (else the file names')")
     bl.add_argument("--target-lang", default=None, help="default: the model's (else the file names')")
     bl.add_argument("--split", default="test", help="which split of the folder (default: test)")
@@ -271,7 +271,13 @@ def import_fairseq(args) -> int:
 def bleu(args) -> int:
     """The paper's BLEU rows: the model on a binarized test set, scored its way and sacrebleu's (macaron.bleu)."""
     from . import bleu as B
+    from .fetch import release_test_set
 
+    if args.data is None:  # a fetched release brought its test set
+        args.data = release_test_set(args.model)
+        if args.data is None:
+            raise CheckpointError(f"{args.model}: give the test set's folder with --data (only a release fetched "
+                                  f"with `python -m macaron fetch NAME` brings its own)")
     B.check_folder(args.data)  # before the model's load, which can take a while
     folder = sources.locate(args.model)
     model = load(folder, args.device)
