@@ -461,7 +461,7 @@ IWSLT_DATA = "data-bin/iwslt14.tokenized.de-en.joined/"
 WMT_DATA = "data-bin/wmt14_en_de_joined_dict/"
 
 
-def test_set(data: str, src: str, tgt: str, dictionaries: dict[str, bytes] | None = None) -> dict[str, bytes]:
+def binarised(data: str, src: str, tgt: str, dictionaries: dict[str, bytes] | None = None) -> dict[str, bytes]:
     """The members of a binarised test set as preprocess.py writes one (its dictionaries, test.{src}-{tgt}.*)."""
     files = {f"dict.{lang}.txt": f"{lang}-word 7\n".encode() for lang in (src, tgt)} | (dictionaries or {})
     files |= {f"test.{src}-{tgt}.{lang}.{ext}": f"{lang} {ext}".encode() * 50 for lang in (src, tgt)
@@ -473,7 +473,7 @@ def test_a_translation_release_is_fetched_its_two_dictionaries_found_in_the_test
         caches, drive, converter, capsys):
     folder, log = drive
     tbz2(folder / "iwslt.tbz2", {IWSLT_CKPT: b"weights" * 1000, "log/code/README": b"a folder named code"})
-    tbz2(folder / "iwslt-test.tbz2", test_set(IWSLT_DATA, "de", "en") | {IWSLT_DATA + "code": b"#version: 0.2\n"})
+    tbz2(folder / "iwslt-test.tbz2", binarised(IWSLT_DATA, "de", "en") | {IWSLT_DATA + "code": b"#version: 0.2\n"})
     assert release.release_test_set(IWSLT) is None  # not fetched yet
     out = sources.fetch(IWSLT)
     assert len(converter) == 1
@@ -502,7 +502,7 @@ def test_wmt_base_and_big_share_one_download_of_newstest2014_and_the_models_arch
     tbz2(folder / "base.tbz2", {"log/wmt14_en_de/base/checkpoint_pretrained.pt": b"base",
                                 "log/wmt14_en_de/base/dict.en.txt": b"model-en 1\n"})
     tbz2(folder / "big.tbz2", {"log/wmt14_en_de/big/checkpoint_pretrained.pt": b"big"})
-    tbz2(folder / "newstest.tbz2", test_set(WMT_DATA, "en", "de") | {WMT_DATA + "raw-test/en-de.en.bpe": b"a@@ b\n"})
+    tbz2(folder / "newstest.tbz2", binarised(WMT_DATA, "en", "de") | {WMT_DATA + "raw-test/en-de.en.bpe": b"a@@ b\n"})
     base = sources.fetch("paper-macaron-wmt14-en-de-base")
     big = sources.fetch("paper-macaron-wmt14-en-de-big")
     assert sorted(log) == ["/base.tbz2", "/big.tbz2", "/newstest.tbz2"]  # the test set downloaded once, for both
@@ -582,7 +582,7 @@ def test_a_translation_release_converts_for_real_and_translates_by_name(caches, 
                                 monkeypatch)
     joined = translation_files["joined"].read_bytes()
     tbz2(folder / "iwslt.tbz2", {IWSLT_CKPT: ckpt.read_bytes()})
-    tbz2(folder / "iwslt-test.tbz2", test_set(IWSLT_DATA, "de", "en", {"dict.de.txt": joined, "dict.en.txt": joined}))
+    tbz2(folder / "iwslt-test.tbz2", binarised(IWSLT_DATA, "de", "en", {"dict.de.txt": joined, "dict.en.txt": joined}))
     out = sources.fetch(IWSLT)
     assert "BPE codes: not in the release" in capsys.readouterr().out  # what is missing is named
     record = json.loads((out / "converted.json").read_text())
