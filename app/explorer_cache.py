@@ -202,14 +202,19 @@ def trace(path: str, text: str, model_name: str = "") -> macaron.Trajectory | No
     except Exception as e:  # e.g. a synthesizer model given more tokens than its max_len
         st.error(f"Tracing failed: {e}", icon=":material/error:")
         return None
-    wall = (time.perf_counter() - t0) * 1000
-    st.session_state["_last_trace"] = dict(model=model_name or traj.meta.get("model", ""), ms=ms, wall=wall,
-                                           cached=wall < ms * 0.5 or wall < 1.0, tokens=len(traj.tokens),
-                                           device=traj.meta.get("device", "cpu"))
+    _timed(traj, model_name, ms, t0)
     _report_truncation(traj, text)
     if traj.meta.get("reading"):  # e.g. a fairseq import without its BPE codes (macaron.moses_bpe)
         st.info(f"**{model_name or traj.meta.get('model', '')}**: {traj.meta['reading']}", icon=":material/spellcheck:")
     return traj
+
+
+def _timed(traj: macaron.Trajectory, model_name: str, ms: float, t0: float) -> None:
+    """What the sidebar says of the last trace: its computing time, and whether this run took it from the cache."""
+    wall = (time.perf_counter() - t0) * 1000
+    st.session_state["_last_trace"] = dict(model=model_name or traj.meta.get("model", ""), ms=ms, wall=wall,
+                                           cached=wall < ms * 0.5 or wall < 1.0, tokens=len(traj.tokens),
+                                           device=traj.meta.get("device", "cpu"))
 
 
 def _report_truncation(traj: macaron.Trajectory, text: str) -> None:
@@ -254,10 +259,7 @@ def translate(path: str, text: str, beam: int, model_name: str = "") -> tuple[Tr
     except Exception as e:  # never raised into the page
         st.error(f"Translating failed: {e}", icon=":material/error:")
         return None
-    wall = (time.perf_counter() - t0) * 1000
-    st.session_state["_last_trace"] = dict(model=model_name or both.meta.get("model", ""), ms=ms, wall=wall,
-                                           cached=wall < ms * 0.5 or wall < 1.0, tokens=len(both.tokens),
-                                           device=both.meta.get("device", "cpu"))
+    _timed(both, model_name, ms, t0)
     return tr, both
 
 

@@ -47,6 +47,16 @@ RHYTHM_SAID = (
     "dots: single particles.")
 
 
+# The two views of a trajectory's states, as the switch under a particles figure names them (Particles, Translate).
+STATE_VIEWS = {True: "What the operators read", False: "Raw residual stream"}
+
+
+def swatch(color: str) -> str:
+    """A square in the arrows' own colour, before the words that name it: the words stay in the text colour, since
+    vermillion text on white is 3.9 : 1, under the 4.5 : 1 that WCAG AA asks of text (the square is not text)."""
+    return f"<span style='color:{color}'>■</span>"
+
+
 # ---- view state in the URL ------------------------------------------------------------------
 def _keep_key(param: str) -> str:
     return f"_keep_{param}"

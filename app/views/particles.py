@@ -10,7 +10,7 @@ from macaron.plot import slides
 from macaron.plot.style import CONVECTION_COLOR, DIFFUSION_COLOR
 from macaron.schemes import SCHEMES
 
-VIEWS = {True: "What the operators read", False: "Raw residual stream"}
+VIEWS = state.STATE_VIEWS
 
 state.header("Particles: one sentence, one model",
              "Tokens are **particles**, layers play the part of **time steps** (large ones: see Dynamics): "
@@ -156,8 +156,8 @@ def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, dim:
         st.markdown(
             "**What you see.** Each dot is a token, placed by one PCA fitted on **all** its states: the frame never "
             "moves, so motion is real motion. The title names the sub-step just taken. Arrows are that move: "
-            f"{_swatch(DIFFUSION_COLOR)} **blue: diffusion (attention)**, each particle moves "
-            f"because of the others; {_swatch(CONVECTION_COLOR)} **vermillion: convection (FFN)**, "
+            f"{state.swatch(DIFFUSION_COLOR)} **blue: diffusion (attention)**, each particle moves "
+            f"because of the others; {state.swatch(CONVECTION_COLOR)} **vermillion: convection (FFN)**, "
             "each moves on its own. Dotted arrows (*who pulls whom*) join each particle to the one it listens to most; "
             "the matrix on the right gives every weight of the same sub-step (row *i*: particle *i*'s attention, "
             "each row sums to 100 %), and for convection it is the identity: each particle reads only itself. Hover "
@@ -167,12 +167,6 @@ def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, dim:
         for name in ("lie-trotter", "strang"):
             st.latex(f"\\text{{{SCHEMES[name].layer}}}:\\; {SCHEMES[name].latex}")
     return proj, fig
-
-
-def _swatch(color: str) -> str:
-    """A square in the arrows' own colour, before the words that name it: the words stay in the text colour, since
-    vermillion text on white is 3.9 : 1, under the 4.5 : 1 that WCAG AA asks of text (the square is not text)."""
-    return f"<span style='color:{color}'>■</span>"
 
 
 def rhythm(traj, proj, normalised: bool) -> None:

@@ -171,16 +171,16 @@ def animation(picked, text: str, beam: int, both, dim: str, hide_special: bool, 
         f"<span style='color:{target[0]}'>◆</span> **translation** particles (the decoder reads </s> and each word "
         "before the next, as in training: every word it wrote is a particle). First the encoder moves the source "
         "while the translation waits at its embeddings; then the source stays where the encoder left it, and the "
-        f"decoder moves the translation: {_swatch(DIFFUSION_COLOR)} **attention** among its own particles, each "
-        f"seeing only those before it; {_swatch(CROSS_COLOR)} **cross-attention**, a pull toward the source's "
-        f"particles; {_swatch(CONVECTION_COLOR)} the **FFN**, each on its own. Dotted arrows join each particle "
+        f"decoder moves the translation: {state.swatch(DIFFUSION_COLOR)} **attention** among its own particles, each "
+        f"seeing only those before it; {state.swatch(CROSS_COLOR)} **cross-attention**, a pull toward the source's "
+        f"particles; {state.swatch(CONVECTION_COLOR)} the **FFN**, each on its own. Dotted arrows join each particle "
         "to the one it listens to most; in a cross-attention sub-step that is a source particle. The matrix "
         "puts both systems in one: rows and columns are the source's particles, then the translation's; a "
         "cross-attention sub-step fills the translation's rows in the source's columns.", unsafe_allow_html=True)
     return proj, fig
 
 
-VIEWS = {True: "What the operators read", False: "Raw residual stream"}
+VIEWS = state.STATE_VIEWS
 
 
 def size() -> dict:
@@ -206,10 +206,6 @@ def side_by_side(picks, text: str, beam: int, boths, dim: str, hide_special: boo
                + ": E1, E2, … are the encoders' layers, D1, D2, … the decoders'; each panel shows its latest state "
                  "at each time, so a Macaron's three sub-steps and a Transformer's two end each layer together.")
     return fig
-
-
-def _swatch(color: str) -> str:
-    return f"<span style='color:{color}'>■</span>"
 
 
 def shares(picks: list, text: str, beam: int, model, normalised: bool, hide_special: bool, url: dict) -> None:
