@@ -85,6 +85,8 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="a tiny shape (2 layers × 32), printed only")
     ap.add_argument("--no-write", action="store_true", help="print only")
     args = ap.parse_args()
+    import transformers
+    transformers.logging.set_verbosity_error()  # its note on max_new_tokens beside the config's max_length
     layers, d, heads, ffn, vocab = (2, 32, 4, 64, 100) if args.smoke else (6, 512, 8, 2048, 32000)
     ours_macaron = macaron_model(layers, d, heads, ffn, vocab)
     g = torch.Generator().manual_seed(1)

@@ -269,8 +269,9 @@ class SentencePieces:
 
     def decode(self, ids) -> str:
         """MarianTokenizer.decode(ids, skip_special_tokens=True): the specials left out, the pieces joined."""
-        specials = set(self.specials.values())
-        pieces = [self.symbols.get(i) or self.joiner.IdToPiece(i) for i in map(int, ids) if i not in specials]
+        specials, size = set(self.specials.values()), self.joiner.GetPieceSize()
+        pieces = [self.symbols.get(i) or self.joiner.IdToPiece(i) for i in map(int, ids)  # ids neither names: none
+                  if i not in specials and (i in self.symbols or 0 <= i < size)]
         text = self.joiner.decode_pieces(pieces).replace(SPIECE_UNDERLINE, " ").strip()
         if self.clean_up:  # PreTrainedTokenizerBase.clean_up_tokenization, where the tokenizer's config asks for it
             for a, b in ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
