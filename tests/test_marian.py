@@ -70,8 +70,12 @@ def write_marian(folder: Path, *, separate: bool = False, generation: dict | Non
     source, target = sentencepiece(GERMAN, 48), sentencepiece(ENGLISH, 44)
     (folder / "source.spm").write_bytes(source)
     (folder / "target.spm").write_bytes(target)
-    if separate:
+    if separate:  # <pad> (the decoder's start) at one id in both, the target's vocabulary the larger
         vocab, target_vocab = vocabulary(source, leave_out=2), vocabulary(target)
+        pad = max(vocab.pop("<pad>"), target_vocab.pop("<pad>"))
+        for v, extra in ((vocab, 0), (target_vocab, 3)):
+            v.update({f"<unused{i}>": i for i in range(len(v), pad)} | {"<pad>": pad})
+            v.update({f"<unused{i}>": i for i in range(pad + 1, pad + 1 + extra)})
         (folder / "target_vocab.json").write_text(json.dumps(target_vocab, ensure_ascii=False, indent=2))
     else:
         vocab = target_vocab = vocabulary(source, target, leave_out=2)
