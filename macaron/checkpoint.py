@@ -175,13 +175,14 @@ def read_metrics(file: Path) -> list[dict]:
             rows.append(row)
     return rows
 
-OURS, HF_BERT, ENCODER_DECODER = "macaron", "hf-bert", "encoder-decoder"
+OURS, HF_BERT, ENCODER_DECODER, HF_MARIAN = "macaron", "hf-bert", "encoder-decoder", "hf-marian"
 
 
 def read_config(folder: Path) -> tuple[str, dict]:
     """(format, fields) of the folder's config.json: the one place that reads it and tells ours (a 'scheme' field;
     an encoder–decoder of ours, macaron.translation: an 'encoder' and a 'decoder' config with one each) from a Hugging
-    Face config (a 'model_type' or 'hidden_size'; macaron.hf judges its family)."""
+    Face config (a 'model_type' or 'hidden_size'; macaron.hf judges its family; a Marian translation model's,
+    macaron.marian)."""
     file = folder / "config.json"
     fields = read_json(file)
     if not isinstance(fields, dict):
@@ -190,6 +191,8 @@ def read_config(folder: Path) -> tuple[str, dict]:
         return ENCODER_DECODER, fields
     if "scheme" in fields:
         return OURS, fields
+    if fields.get("model_type") == "marian":
+        return HF_MARIAN, fields
     if "model_type" in fields or "hidden_size" in fields:
         return HF_BERT, fields
     raise CheckpointError(f"{file}: neither a Macaron Explorer config (no 'scheme') nor a Hugging Face config "

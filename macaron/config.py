@@ -71,6 +71,7 @@ class ModelConfig:
     bias: bool = True
     lm_head: bool = False         # a next-word head (decoders; mlm_head is BERT's masked-word head)
     lm_head_tied: bool = True     # ... whose weights are the token embedding's
+    lm_head_bias: bool = False    # ... and a bias of its own (Marian's final_logits_bias)
     parallel_norms: bool = False  # unsplit sub-step: attention reads one norm of x, the FFN another (GPT-NeoX)
     # Encoder–decoders (macaron.translation): the decoder's particles also move toward the source's, a cross-attention
     # sub-step after each self-attention (schemes.with_cross); and a post-LN model's embedding normalised or not

@@ -87,7 +87,8 @@ FAMILIES: dict[str, Family] = {
 }
 DEFAULTS = dict(hidden_act="gelu", activation="gelu", layer_norm_eps=1e-12, pad_token_id=0)
 
-LOADS = ", ".join(f"{f.title} ({t})" for t, f in (FAMILIES | DECODERS).items())
+LOADS = ", ".join(f"{f.title} ({t})" for t, f in (FAMILIES | DECODERS).items()) + \
+    ", Marian (marian: a translation model, macaron.marian)"
 KINDS = {"modernbert": "an encoder of another design (rotary positions, gated FFN, local attention): not mapped",
          "deberta": "an encoder with disentangled relative attention: not mapped",
          "deberta-v2": "an encoder with disentangled relative attention: not mapped"}

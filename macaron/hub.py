@@ -6,9 +6,10 @@
 Only what the explorer reads is fetched: config.json, the safetensors weights (model.safetensors, or the index
 and its shards) and the tokenizer's files. Before any file is downloaded, the Hub's file list is read
 (HfApi.model_info with the files' sizes): a repository without safetensors weights is refused (a pickle is never
-loaded), as is one of a family we do not map (when the Hub names its model_type) and one larger than the limit
-(MACARON_HUB_MAX_GB, default 2); then config.json alone, judged as a local folder's is (macaron.hf.family_of),
-and only then the weights. No code from a repository is ever run.
+loaded; a Marian translation model's pytorch_model.bin is read as data only, macaron.marian), as is one of a family
+we do not map (when the Hub names its model_type) and one larger than the limit (MACARON_HUB_MAX_GB, default 2); then
+config.json alone, judged as a local folder's is (macaron.hf.family_of), and only then the weights. No code from a
+repository is ever run.
 
 The Hub's own settings are read when a name is opened, not when the module is imported: HF_HUB_CACHE (else
 HF_HOME/hub), HF_HUB_OFFLINE (the cache only, never the network) and HF_ENDPOINT.
@@ -27,16 +28,20 @@ from typing import Callable
 import tqdm
 from huggingface_hub import constants
 
-from .checkpoint import INDEX, OURS, SINGLE, CheckpointError, read_config
+from .checkpoint import HF_MARIAN, INDEX, OURS, SINGLE, CheckpointError, read_config
 from .decoders import DECODERS
 from .hf import FAMILIES, LOADS, family_of
+from .marian import BIN, READING
 
 CONFIG = "config.json"
 SHARDS = "model-*-of-*.safetensors"
 WEIGHTS = (SINGLE, INDEX, SHARDS)
 TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "vocab.json",
              "merges.txt")
-PATTERNS = (CONFIG, *WEIGHTS, *TOKENIZER)  # what a cached snapshot is read for
+TRANSLATION = ("source.spm", "target.spm", "target_vocab.json", "generation_config.json")  # Marian's (macaron.marian)
+# what a cached snapshot is read for. Not pytorch_model.bin: the cache's file list calls a snapshot incomplete when a
+# pattern names a listed file it lacks, and only a Marian model without safetensors fetched it (complete() asks for it)
+PATTERNS = (CONFIG, *WEIGHTS, *TOKENIZER, *TRANSLATION)
 PICKLES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".h5", ".msgpack")
 DEFAULT_MAX_GB = 2.0
 # a Hub id: "name" or "owner/name"; letters, digits, '-', '_', '.'; no '--' or '..' (the Hub refuses those)
@@ -101,7 +106,8 @@ def _gb(n: int) -> str:
 
 # ---- the local cache -------------------------------------------------------------------------------------
 def complete(folder: Path) -> bool:
-    """Whether a snapshot holds what loading reads: config.json and safetensors weights (every shard)."""
+    """Whether a snapshot holds what loading reads: config.json and safetensors weights (every shard; a Marian
+    model's may be pytorch_model.bin)."""
     if not (folder / CONFIG).is_file():
         return False
     if (folder / INDEX).is_file():
@@ -110,7 +116,14 @@ def complete(folder: Path) -> bool:
         except (OSError, ValueError, AttributeError):
             return False
         return bool(shards) and all((folder / s).is_file() for s in shards)
-    return (folder / SINGLE).is_file()
+    return (folder / SINGLE).is_file() or (folder / BIN).is_file() and _marian(folder)
+
+
+def _marian(folder: Path) -> bool:
+    try:
+        return read_config(folder)[0] == HF_MARIAN
+    except CheckpointError:
+        return False
 
 
 def cached(name: str, revision: str = "main") -> Path | None:
@@ -137,7 +150,7 @@ def listed() -> dict[str, Path]:
             if folder is None or not complete(folder):
                 continue
             kind, fields = read_config(folder)
-            if kind != OURS:
+            if kind not in (OURS, HF_MARIAN):
                 family_of(fields, folder)
         except (CheckpointError, OSError):  # a repository that does not load here is not listed
             continue
@@ -205,7 +218,7 @@ def _ask(call, name: str, revision: str):
 
 def family_known(model_type: str) -> bool:
     """Whether a Hugging Face model_type is one of the families we map (encoders and decoders)."""
-    return model_type in FAMILIES or model_type in DECODERS
+    return model_type in FAMILIES or model_type in DECODERS or model_type == "marian"
 
 
 def plan(name: str, revision: str = "main", limit: int | None = None) -> Plan:
@@ -221,10 +234,11 @@ def plan(name: str, revision: str = "main", limit: int | None = None) -> Plan:
                 name, revision)
     sizes = {s.rfilename: s.size for s in info.siblings or []}
     model_type = (info.config or {}).get("model_type") if isinstance(info.config, dict) else None
+    marian = model_type == "marian"
     if INDEX in sizes:
         weights = [INDEX] + [f for f in sizes if fnmatch(f, SHARDS)]
     else:
-        weights = [SINGLE] if SINGLE in sizes else []
+        weights = [SINGLE] if SINGLE in sizes else [BIN] if marian and BIN in sizes else []
     if not weights:
         pickled = sorted(f for f in sizes if f.endswith(PICKLES) and "/" not in f)
         raise HubError(f"{name}: no safetensors weights on the Hub ({SINGLE} or {INDEX})"
@@ -235,11 +249,14 @@ def plan(name: str, revision: str = "main", limit: int | None = None) -> Plan:
         raise HubError(f"{name}: model_type {model_type!r}, a family this explorer does not map. These load: {LOADS}")
     if CONFIG not in sizes:
         raise HubError(f"{name}: no config.json on the Hub; not a model folder this explorer reads")
-    if "tokenizer.json" not in sizes:
+    if marian and any(f not in sizes for f in READING):
+        raise HubError(f"{name}: a Marian model without {', '.join(f for f in READING if f not in sizes)} on the "
+                       f"Hub: its text could not be read as MarianTokenizer reads it")
+    if not marian and "tokenizer.json" not in sizes:
         raise HubError(f"{name}: no tokenizer.json on the Hub, so the explorer could not read text with it. "
                        f"Make a folder by hand: download it, and with transformers "
                        f"AutoTokenizer.from_pretrained(folder).save_pretrained(folder); then open the folder")
-    files = tuple([CONFIG] + weights + [f for f in TOKENIZER if f in sizes])
+    files = tuple([CONFIG] + weights + [f for f in (*TOKENIZER, *TRANSLATION) if f in sizes])
     unknown = [f for f in files if sizes.get(f) is None]
     if unknown:
         raise HubError(f"{name}: the Hub did not say how large {', '.join(unknown)} is; not downloaded")
@@ -284,7 +301,7 @@ def download(name: str, revision: str = "main", progress: Progress | None = None
     where = dict(revision=revision, cache_dir=cache_dir(), endpoint=endpoint())
     config = Path(_ask(lambda: hf_hub_download(name, CONFIG, **where), name, revision))
     kind, fields = read_config(config.parent)
-    if kind != OURS:
+    if kind not in (OURS, HF_MARIAN):
         family_of(fields, config.parent)
     bar = TerminalBar if progress is None else reporting(progress)
     folder = Path(_ask(lambda: snapshot_download(name, allow_patterns=list(p.files), tqdm_class=bar, **where),

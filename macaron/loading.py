@@ -14,6 +14,7 @@ import torch
 from .checkpoint import (
     ENCODER_DECODER,
     HF_BERT,
+    HF_MARIAN,
     CheckpointError,
     model_config,
     read_config,
@@ -22,6 +23,7 @@ from .checkpoint import (
     read_weights,
 )
 from .hf import family_of
+from .marian import load as marian
 from .milestones import milestones, random_start
 from .model import Model
 from .sources import locate
@@ -32,7 +34,8 @@ def load(path_or_name, device: str | torch.device | None = None, at: int | None 
     """A model folder, or a name (shipped, an imported release, a Hugging Face Hub id: macaron.sources.locate; a Hub
     model not in the local Hub cache is downloaded), to a Model in eval mode: ours, or a Hugging Face encoder or
     decoder of a family macaron.hf maps (FAMILIES, macaron.decoders.DECODERS); an encoder–decoder of ours (the
-    paper's translation models) to a macaron.translation.EncoderDecoder. `at=tokens`: the model at the
+    paper's translation models) or a Hugging Face Marian translation model (macaron.marian) to a
+    macaron.translation.EncoderDecoder. `at=tokens`: the model at the
     stage of its training nearest that many tokens (macaron.milestones; `model.milestone` says which)."""
     if at is not None:
         return load_at(path_or_name, at, device)
@@ -43,12 +46,14 @@ def load(path_or_name, device: str | torch.device | None = None, at: int | None 
 def load_folder(folder: Path, kind: str, fields: dict, device=None):
     """The Model (or EncoderDecoder) of a folder whose config.json was read (read_config): one path for every format."""
     family = family_of(fields, folder) if kind == HF_BERT else None  # another kind is named before any file is
-    if not list(folder.glob("*.safetensors")) and list(folder.glob("*.bin")):
+    if kind != HF_MARIAN and not list(folder.glob("*.safetensors")) and list(folder.glob("*.bin")):
         raise CheckpointError(f"{folder}: only pickled *.bin weights found; we load safetensors only "
                               f"(convert them with safetensors' convert script first)")
     if kind == ENCODER_DECODER:
         model = encoder_decoder(folder, fields)  # a wrong config.json is named before the weights are read
         state = read_weights(folder)
+    elif kind == HF_MARIAN:  # its pytorch_model.bin, if it has no safetensors, read as data only
+        model, state = marian(folder, fields)
     else:
         if family:
             config, state = family.load(fields, folder)

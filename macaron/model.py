@@ -152,6 +152,8 @@ class Model(nn.Module):
             self.mlm_bias = nn.Parameter(torch.zeros(cfg.vocab_size))
         if cfg.lm_head and not cfg.lm_head_tied:  # a decoder's next-word head of its own (tied: the embedding)
             self.lm_head = nn.Linear(d, cfg.vocab_size, bias=False)
+        if cfg.lm_head and cfg.lm_head_bias:  # a bias on the next-word logits (Marian's final_logits_bias)
+            self.lm_bias = nn.Parameter(torch.zeros(cfg.vocab_size))
         self.apply(_init_weights)
         # A weight used in several places (shared layers, tied halves) is stored once, under its first name
         self.aliases = _aliases(self)
@@ -220,7 +222,8 @@ class Model(nn.Module):
         """Logits over the vocabulary: for an encoder the word at each position (BERT's masked-word head), for a
         decoder the word after it (next-word head)."""
         if self.config.lm_head:
-            return F.linear(hidden, self.token_embedding.weight if self.config.lm_head_tied else self.lm_head.weight)
+            return F.linear(hidden, self.token_embedding.weight if self.config.lm_head_tied else self.lm_head.weight,
+                            self.lm_bias if self.config.lm_head_bias else None)
         if not self.has_mlm_head:
             what = "next-word" if self.config.causal else "masked-language-model"
             raise RuntimeError(f"this model has no {what} head (its checkpoint did not ship one)")

@@ -6,16 +6,18 @@ through the decoder (a Model too: causal, with a next-word head), whose layers a
 
     m.translate("ein satz .", beam=5)    the source's Trajectory, the target's (teacher-forced on the translation,
                                          every sub-step recorded), the generated ids and the text
-    m.target_logits(source_ids, target_ids)   [len(target_ids) + 1, V]: row k the next word after </s> and
+    m.target_logits(source_ids, target_ids)   [len(target_ids) + 1, V]: row k the next word after the start token and
                                               target_ids[:k]
 
-Generation is fairseq 0.6's SequenceGenerator (the paper's translation/fairseq/sequence_generator.py and search.py)
-on one sentence: the decoder starts from </s>; beam search keeps the `beam` best hypotheses by their summed
-log-probabilities, <pad> never chosen, no </s> before the first word, a hypothesis finished when </s> is among the
-`beam` best candidates, stopping as soon as `beam` are finished (its default, stop_early), each scored by its summed
-log-probability over its length ** lenpen; beam 1 is its greedy search. At most a·|source| + b words (a = 0,
-b = 200, its defaults), then every live hypothesis ends. Token ids are fairseq's Dictionary's (<pad> 1, </s> 2,
-<unk> 3).
+A model translates as its own code does. The paper's models (macaron.fairseq) by fairseq 0.6's SequenceGenerator
+(the paper's translation/fairseq/sequence_generator.py and search.py) on one sentence, `beam_search`: the decoder
+starts from </s>; beam search keeps the `beam` best hypotheses by their summed log-probabilities, <pad> never chosen,
+no </s> before the first word, a hypothesis finished when </s> is among the `beam` best candidates, stopping as soon
+as `beam` are finished (its default, stop_early), each scored by its summed log-probability over its length **
+lenpen; beam 1 is its greedy search. At most a·|source| + b words (a = 0, b = 200, its defaults), then every live
+hypothesis ends. Token ids are fairseq's Dictionary's (<pad> 1, </s> 2, <unk> 3): TranslationConfig's defaults.
+Hugging Face Marian models (macaron.marian) by transformers' `generate` (`generate_search`, its Generation settings
+from the model's generation_config.json), starting from the model's decoder_start_token_id.
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ from .trajectory import Trajectory
 
 MAX_LEN_A, MAX_LEN_B = 0.0, 200  # generate.py's --max-len-a and --max-len-b: at most a·|source| + b words
 MIN_LEN = 1                       # --min-len: no </s> before the first word
+BEAM = 5                          # the paper's beam (test-iwslt14.sh)
 SOURCE, TARGET = "source", "target"  # which particle system a Trajectory is (its meta["system"])
 # Sentences to translate, by source language: German's "Bank" is a bench and a bank, English's "bank" a bank and a
 # river's side, so the same word must move differently in the decoder (cross-attention tells it which).
@@ -48,6 +51,36 @@ EXAMPLES = {
     "en": ("I sat on the bank of the river.", "I took the money to the bank.",
            "We have to talk about the future of our children.", "That is a very good idea."),
 }
+NEW_TOKENS = 20                   # transformers' max_length when no config sets one: 20 tokens after the start
+SHUT = -1.0e9                     # transformers' beam search: the score that takes a hypothesis out of the running
+
+
+class Specials(NamedTuple):
+    """The token ids a search reads: the decoder's first input, the end of a sentence, padding (never chosen), the
+    unknown word."""
+
+    start: int = EOS
+    eos: int = EOS
+    pad: int = PAD
+    unk: int = UNK
+
+
+@dataclass
+class Generation:
+    """transformers' GenerationConfig, the fields `generate` reads for one sentence without sampling (the others are
+    refused where a model's files set them: macaron.marian): its defaults are transformers'."""
+
+    num_beams: int = 1
+    length_penalty: float = 1.0
+    early_stopping: bool | str = False   # True: stop at num_beams finished; False: a heuristic; "never"
+    max_length: int | None = None        # the decoder's ids, the start included (None: NEW_TOKENS after the start)
+    min_length: int = 0                  # no </s> while the decoder's ids are fewer
+    banned: tuple[int, ...] = ()         # bad_words_ids of one token each (Marian's [[pad]])
+    forced_eos_token_id: int | None = None  # the one word allowed at the last place max_length leaves
+    renormalize_logits: bool = False     # log-softmax again after the bans
+
+    def __post_init__(self):
+        self.banned = tuple(self.banned)  # JSON gives a list
 
 
 @dataclass
@@ -61,12 +94,20 @@ class TranslationConfig:
     source_lang: str = ""
     target_lang: str = ""
     name: str = ""
+    # the token ids the search and the checks read (fairseq's Dictionary's by default; Marian's from its config)
+    start_id: int = EOS
+    eos_id: int = EOS
+    pad_id: int = PAD
+    unk_id: int = UNK
+    generation: Generation | None = None  # transformers' generate settings (Marian); None: fairseq's generator
 
     def __post_init__(self):
         if isinstance(self.encoder, dict):
             self.encoder = ModelConfig.from_dict(self.encoder)
         if isinstance(self.decoder, dict):
             self.decoder = ModelConfig.from_dict(self.decoder)
+        if isinstance(self.generation, dict):
+            self.generation = Generation(**self.generation)
         e, d = self.encoder, self.decoder
         if e.causal or e.cross_attention:
             raise ValueError("the encoder is neither causal nor cross-attending: its particles all see each other")
@@ -78,9 +119,14 @@ class TranslationConfig:
         if self.shared_embeddings and (e.vocab_size, e.embedding_size) != (d.vocab_size, d.embedding_size):
             raise ValueError("shared_embeddings: the encoder's and decoder's vocabularies and widths differ")
 
+    @property
+    def specials(self) -> Specials:
+        return Specials(self.start_id, self.eos_id, self.pad_id, self.unk_id)
+
     def to_dict(self) -> dict:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        return dict(out, encoder=self.encoder.to_dict(), decoder=self.decoder.to_dict())
+        return dict(out, encoder=self.encoder.to_dict(), decoder=self.decoder.to_dict(),
+                    generation=self.generation and dataclasses.asdict(self.generation))
 
     @classmethod
     def from_dict(cls, d: dict) -> "TranslationConfig":
@@ -104,42 +150,42 @@ class Translation:
     """What `translate` gives: both particle systems' trajectories and the words."""
 
     source: Trajectory   # the encoder's
-    target: Trajectory   # the decoder's, on [</s>] + target_ids (teacher-forced on the translation)
-    target_ids: list[int]  # the generated words, ending with </s>
+    target: Trajectory   # the decoder's, on [start] + target_ids (teacher-forced on the translation)
+    target_ids: list[int]  # the generated words, ending with </s> (the start token left out)
     text: str            # target_ids as text: BPE removed, detokenised ("" without a tokenizer)
     score: float         # the search's score of the translation
     beam: int
 
 
 def beam_search(next_logprobs: Callable[[torch.Tensor], torch.Tensor], beam: int, maxlen: int, vocab_size: int,
-                lenpen: float = 1.0, unkpen: float = 0.0, min_len: int = MIN_LEN) -> list[Hypothesis]:
+                lenpen: float = 1.0, unkpen: float = 0.0, min_len: int = MIN_LEN,
+                specials: Specials = Specials()) -> list[Hypothesis]:
     """fairseq 0.6's SequenceGenerator._generate for one sentence, BeamSearch, stop_early and normalised scores (the
     module's text); `next_logprobs(prefixes [n, t]) -> [n, V]` the log-probabilities of the word after each prefix.
     The finished hypotheses, best first."""
+    start, eos, pad, unk = specials
     beam = min(beam, vocab_size - 1)  # pad is never chosen
-    prefixes = torch.full((1, 1), EOS, dtype=torch.long)  # the decoder's input so far, one row per live hypothesis
+    prefixes = torch.full((1, 1), start, dtype=torch.long)  # the decoder's input so far, one row per live hypothesis
     scores = torch.zeros(1, 0)  # each live hypothesis' summed log-probability after each of its words
     done: list[Hypothesis] = []
 
     def finish(row: int, total: float, step: int):
         if len(done) < beam:
-            words = prefixes[row, 1:].tolist() + [EOS]
-            summed = scores[row].tolist() + [total]
-            positional = [b - a for a, b in zip([0.0] + summed, summed)]
-            done.append(Hypothesis(words, total / (step + 1) ** lenpen, positional))
+            words = prefixes[row, 1:].tolist() + [eos]
+            done.append(Hypothesis(words, total / (step + 1) ** lenpen, _positional(scores[row].tolist() + [total])))
 
     for step in range(maxlen + 1):
         lprobs = next_logprobs(prefixes).float().cpu()
-        lprobs[:, PAD] = float("-inf")
-        lprobs[:, UNK] -= unkpen
+        lprobs[:, pad] = float("-inf")
+        lprobs[:, unk] -= unkpen
         totals = lprobs + scores[:, -1:] if step else lprobs  # [n, V]: summed log-probability with each next word
         if step == maxlen:  # out of room: every live hypothesis ends with </s>, the likeliest first
-            for row in totals[:, EOS].argsort(descending=True).tolist():
-                finish(row, float(totals[row, EOS]), step)
+            for row in totals[:, eos].argsort(descending=True).tolist():
+                finish(row, float(totals[row, eos]), step)
             break
         best, flat = totals.view(-1).topk(min(2 * beam, totals.numel() - 1))  # 2·beam: half may be </s>
         rows, words = flat // vocab_size, flat % vocab_size
-        ends = (words == EOS).tolist()
+        ends = (words == eos).tolist()
         if step >= min_len:
             for j in range(beam):
                 if ends[j]:
@@ -150,6 +196,95 @@ def beam_search(next_logprobs: Callable[[torch.Tensor], torch.Tensor], beam: int
         prefixes = torch.cat([prefixes[rows[live]], words[live, None]], dim=1)
         scores = torch.cat([scores[rows[live]], best[live, None]], dim=1)
     return sorted(done, key=lambda h: h.score, reverse=True)
+
+
+def _positional(summed: list[float]) -> list[float]:
+    """Each word's log-probability, from the running sums after each word."""
+    return [b - a for a, b in zip([0.0] + summed, summed)]
+
+
+def generate_search(next_logprobs: Callable[[torch.Tensor], torch.Tensor], beam: int, max_length: int,
+                    generation: Generation, specials: Specials, lenpen: float | None = None) -> list[Hypothesis]:
+    """transformers' GenerationMixin.generate for one sentence without sampling (generation/utils.py): beam 1 its
+    greedy search (_sample: the best word each step), more its beam search (_beam_search). `max_length` counts the
+    decoder's ids, the start included. Each step's log-probabilities pass its logits processors in its order:
+    `banned` words and, below min_length, </s> to −∞; at the last place max_length leaves, only forced_eos_token_id;
+    renormalised if renormalize_logits. A hypothesis ends at </s> or max_length. The finished hypotheses, best
+    first, each scored by its summed log-probability over its length (</s> counted) ** length_penalty."""
+    g, (start, eos, _, _) = generation, specials
+    lenpen = g.length_penalty if lenpen is None else lenpen
+
+    def processed(prefixes: torch.Tensor) -> torch.Tensor:  # _get_logits_processor's, for these settings
+        lprobs = next_logprobs(prefixes).float().cpu()
+        lprobs[:, list(g.banned)] = float("-inf")
+        if prefixes.shape[1] < g.min_length:
+            lprobs[:, eos] = float("-inf")
+        if g.forced_eos_token_id is not None and prefixes.shape[1] == max_length - 1:
+            lprobs = torch.full_like(lprobs, float("-inf"))
+            lprobs[:, g.forced_eos_token_id] = 0
+        return F.log_softmax(lprobs, dim=-1) if g.renormalize_logits else lprobs
+
+    prefixes = torch.full((1, 1), start, dtype=torch.long)
+    if beam == 1:  # greedy: the best word, until </s> or max_length
+        summed = [0.0]
+        while prefixes.shape[1] < max_length and (prefixes.shape[1] == 1 or prefixes[0, -1] != eos):
+            lprobs = processed(prefixes)[0]
+            word = int(lprobs.argmax())
+            summed.append(summed[-1] + float(lprobs[word]))
+            prefixes = torch.cat([prefixes, torch.tensor([[word]])], dim=1)
+        words = prefixes[0, 1:].tolist()
+        return [Hypothesis(words, summed[-1] / len(words) ** lenpen, _positional(summed[1:]))]
+    return _beams(processed, prefixes.expand(beam, 1), max_length, lenpen, g.early_stopping, eos)
+
+
+def _beams(processed, prefixes: torch.Tensor, max_length: int, lenpen: float, early_stopping, eos: int
+           ) -> list[Hypothesis]:
+    """transformers' _beam_search on one sentence: each step the 2·beam best continuations of the live hypotheses;
+    those of the first `beam` that end (</s>, or max_length reached) compete for the `beam` finished places, scored
+    by length ** lenpen; the best `beam` that do not end live on. It stops when no live hypothesis can still beat the
+    worst finished one (early_stopping False: judged at its present length; "never": at max_length), when `beam`
+    are finished (early_stopping True), or when every continuation ends."""
+    beam = len(prefixes)
+    live = torch.full((beam,), SHUT)
+    live[0] = 0.0  # one hypothesis to start from: the others are copies, kept out of the first choice
+    sums = torch.zeros(beam, 0)  # each live hypothesis' summed log-probability after each of its words
+    finished: list[list[int] | None] = [None] * beam
+    finished_sums: list[list[float]] = [[]] * beam
+    finished_scores = torch.full((beam,), SHUT)
+    is_finished = torch.zeros(beam, dtype=torch.bool)
+    hopeful = True  # whether a live hypothesis may still beat the worst finished one
+    while True:
+        length = prefixes.shape[1]  # the decoder's ids so far, the start included
+        lprobs = processed(prefixes)
+        V = lprobs.shape[1]
+        best, flat = (lprobs + live[:, None]).view(-1).topk(2 * beam)
+        rows, words = flat // V, flat % V
+        candidates = torch.cat([prefixes[rows], words[:, None]], dim=1)
+        candidate_sums = torch.cat([sums[rows], best[:, None]], dim=1)
+        ends = (words == eos) | (length + 1 >= max_length)
+        # the live hypotheses of the next step: the best `beam` that did not end
+        alive = best + ends.float() * SHUT
+        keep = alive.topk(beam).indices
+        prefixes, live, sums = candidates[keep], alive[keep], candidate_sums[keep]
+        # the finished ones: an ending among the first `beam` candidates, by its length ** lenpen
+        scores = best / (length ** lenpen)
+        scores = scores + float(early_stopping is True and bool(is_finished.all())) * SHUT + float(not hopeful) * SHUT
+        ending = ends & (torch.arange(2 * beam) < beam)
+        scores = scores + (~ending).float() * SHUT
+        merged = torch.cat([finished_scores, scores])
+        picked = merged.topk(beam).indices.tolist()
+        tokens = finished + [c[1:].tolist() for c in candidates]
+        all_sums = finished_sums + candidate_sums.tolist()
+        finished, finished_sums = [tokens[i] for i in picked], [all_sums[i] for i in picked]
+        finished_scores, is_finished = merged[picked], torch.cat([is_finished, ending])[picked]
+        # could a live hypothesis still beat the worst finished one? (_check_early_stop_heuristic)
+        at = max_length - 1 if early_stopping == "never" and lenpen > 0 else length
+        could = live[0] / (at ** lenpen) > torch.where(is_finished, finished_scores.min(), torch.tensor(SHUT))
+        hopeful = hopeful and bool(could.any())
+        if not hopeful or (early_stopping is True and bool(is_finished.all())) or bool(ends.all()):
+            break
+    return [Hypothesis(t, float(s), _positional(sm)) for t, s, sm, f in
+            zip(finished, finished_scores, finished_sums, is_finished) if f]
 
 
 class EncoderDecoder(nn.Module):
@@ -189,9 +324,10 @@ class EncoderDecoder(nn.Module):
                                  f"{self.config.encoder.max_len} positions this model's encoder has: shorten it.")
         elif _is_id_list(text_or_ids):
             ids, tokens, _, _ = self.encoder.reader.ids(text_or_ids)
-            if ids[-1] != EOS or PAD in ids:
-                raise InputError(f"source ids end with </s> (id {EOS}) and hold no <pad> (id {PAD}), as the "
-                                 f"tokenizer gives them")
+            c = self.config
+            if ids[-1] != c.eos_id or c.pad_id in ids:
+                raise InputError(f"source ids end with </s> (id {c.eos_id}) and hold no <pad> (id {c.pad_id}), as "
+                                 f"the tokenizer gives them")
         else:
             raise InputError("nothing to translate: give a sentence, or its source ids")
         if len(ids) < 2:
@@ -206,52 +342,71 @@ class EncoderDecoder(nn.Module):
         return SourceSystem(self.encoder(ids), None)
 
     def next_logprobs(self, prefixes: torch.Tensor, source: SourceSystem) -> torch.Tensor:
-        """[n, V]: the log-probabilities of the word after each prefix [n, t] (each starting with </s>)."""
+        """[n, V]: the log-probabilities of the word after each prefix [n, t] (each from the start token)."""
         hidden = self.decoder(prefixes.to(self.device), None, source=source)[:, -1]
         return F.log_softmax(self.decoder.head(hidden).float(), dim=-1)
 
     @torch.no_grad()
     def target_logits(self, source_ids, target_ids) -> torch.Tensor:
-        """[len(target_ids) + 1, V]: row k the next-word logits after </s> and target_ids[:k], teacher-forced."""
+        """[len(target_ids) + 1, V]: row k the next-word logits after the start token and target_ids[:k],
+        teacher-forced."""
         source = self.encode(self.source_row(source_ids)[0])
         ids = self._target_row(target_ids)[0]
         hidden = self.decoder(torch.tensor([ids], device=self.device), None, source=source)
         return self.decoder.head(hidden)[0]
 
     def _target_row(self, target_ids):
-        """The decoder's input for target_ids, [</s>] + target_ids, as a checked row."""
+        """The decoder's input for target_ids, [start] + target_ids, as a checked row."""
         ids = [int(i) for i in (target_ids.tolist() if torch.is_tensor(target_ids) else target_ids)]
         if len(ids) + 1 > self.config.decoder.max_len:
             raise InputError(f"{len(ids)} target tokens and the start: more than the decoder's "
                              f"{self.config.decoder.max_len} positions")
-        return self.decoder.reader.ids([EOS, *ids])
+        return self.decoder.reader.ids([self.config.start_id, *ids])
 
     @torch.no_grad()
-    def translate(self, text_or_source_ids, beam: int = 5, max_tokens: int | None = None, lenpen: float = 1.0,
-                  unkpen: float = 0.0) -> Translation:
-        """Translate one sentence (text, or source ids ending with </s>) by fairseq's search (the module's text):
-        beam 5 and lenpen 1 as the paper tested IWSLT14 (its WMT14 scripts: beam 4, lenpen 0.6), beam 1 greedy.
-        `max_tokens`: the most words before </s> (default a·|source| + b); at most the decoder's positions − 2, so
-        the teacher-forced trace of the translation, which reads its final </s> too, fits them."""
+    def translate(self, text_or_source_ids, beam: int | None = None, max_tokens: int | None = None,
+                  lenpen: float | None = None, unkpen: float = 0.0) -> Translation:
+        """Translate one sentence (text, or source ids ending with </s>) by the model's own search (the module's text).
+        `beam`: 1 greedy; by default the model's own (fairseq: 5, as the paper tested IWSLT14; its WMT14 scripts: 4;
+        Marian: its generation config's num_beams). `lenpen`: by default fairseq's 1, Marian's length_penalty.
+        `max_tokens`: the most words before </s> (default fairseq's a·|source| + b, Marian's max_length); at most the
+        decoder's positions − 2, so the teacher-forced trace of the translation, which reads its final </s> too, fits
+        them. `unkpen` (fairseq's): subtracted from <unk>'s log-probability."""
+        c, g = self.config, self.config.generation
+        beam = (g.num_beams if g else BEAM) if beam is None else beam
         if not isinstance(beam, int) or beam < 1:
             raise InputError(f"beam={beam!r}: give a beam of 1 (greedy) or more")
+        if g and unkpen:
+            raise InputError("unkpen is fairseq's: transformers' generate has no penalty for <unk>")
         row = self.source_row(text_or_source_ids)
         source, states = self._trace(self.encoder, row, text_or_source_ids if isinstance(text_or_source_ids, str)
                                      else "", SOURCE)
         memory = SourceSystem(states, None)
-        maxlen = int(MAX_LEN_A * len(row[0]) + MAX_LEN_B) if max_tokens is None else int(max_tokens)
-        maxlen = min(maxlen, self.config.decoder.max_len - 2)
+        if max_tokens is None:  # the words before </s> each search allows by default
+            maxlen = int(MAX_LEN_A * len(row[0]) + MAX_LEN_B) if g is None else \
+                (g.max_length or min(NEW_TOKENS + 1, c.decoder.max_len)) - 2
+        else:
+            maxlen = int(max_tokens)
+        maxlen = min(maxlen, c.decoder.max_len - 2)
         if maxlen < 1:
             raise InputError(f"max_tokens={max_tokens}: give at least one word")
-        best = beam_search(lambda prefixes: self.next_logprobs(prefixes, memory), beam, maxlen,
-                           self.config.decoder.vocab_size, lenpen, unkpen)[0]
+
+        def next_logprobs(prefixes):
+            return self.next_logprobs(prefixes, memory)
+
+        if g is None:
+            found = beam_search(next_logprobs, beam, maxlen, c.decoder.vocab_size, 1.0 if lenpen is None else lenpen,
+                                unkpen, specials=c.specials)
+        else:  # max_length: the start, maxlen words and </s>
+            found = generate_search(next_logprobs, beam, maxlen + 2, g, c.specials, lenpen)
+        best = found[0]
         text = self.tokenizer.target.decode(best.tokens) if self.tokenizer else ""
         target, _ = self._trace(self.decoder, self._target_row(best.tokens), text, TARGET, memory, len(row[0]))
         return Translation(source, target, best.tokens, text, best.score, beam)
 
     @torch.no_grad()
     def trace_target(self, source, target_ids) -> Trajectory:
-        """The decoder's Trajectory on [</s>] + target_ids, teacher-forced (any target: a reference translation as
+        """The decoder's Trajectory on [start] + target_ids, teacher-forced (any target: a reference translation as
         well as the model's own), its particles pulled by the source's (text or ids) final states."""
         row = self.source_row(source)
         memory = self.encode(row[0])

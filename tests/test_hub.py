@@ -246,6 +246,27 @@ def test_a_missing_hub_model_downloads_only_what_loads_with_a_progress_bar(cache
     assert "org/tiny-bert" in sources.cached()
 
 
+def test_a_pickled_marian_downloads_its_weights_once(caches, fake_hub, tmp_path):
+    """An opus-mt repository as the older ones are, with pytorch_model.bin and no safetensors: the pickle is fetched
+    (and read as data), the TensorFlow weights are not, and the second load is the cache's, with no request."""
+    import transformers
+
+    from test_marian import SENTENCES, pickle_weights, write_marian
+
+    folder = write_marian(tmp_path / "opus-mt-de-en")
+    pickle_weights(folder, transformers.MarianMTModel.from_pretrained(folder))
+    files = {p.name: p.read_bytes() for p in folder.iterdir()}
+    fake_hub.add("Helsinki-NLP/opus-mt-de-en", files | {"tf_model.h5": b"x" * 100}, model_type="marian")
+    ours = macaron.load("Helsinki-NLP/opus-mt-de-en", device="cpu")
+    assert {p.rsplit("/", 1)[-1] for p in fake_hub.resolved()} == set(files) - {"README.md"}
+    local = macaron.load(folder, device="cpu")
+    assert ours.translate(SENTENCES[0], beam=1).target_ids == local.translate(SENTENCES[0], beam=1).target_ids
+    asked = len(fake_hub.log)
+    assert macaron.load("Helsinki-NLP/opus-mt-de-en", device="cpu").config.name == "Helsinki-NLP/opus-mt-de-en"
+    assert len(fake_hub.log) == asked  # from the local cache: no request at all
+    assert "Helsinki-NLP/opus-mt-de-en" in sources.cached()
+
+
 def test_the_app_progress_is_told_the_bytes(caches, tiny_bert, fake_hub):
     files, _ = tiny_bert
     fake_hub.add("org/tiny-bert", files)
