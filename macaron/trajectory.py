@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[PAD]", "</s>")  # </s>: fairseq's end of sentence, a decoder's start
+SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[PAD]", "</s>", "<pad>")  # </s>: fairseq's end and start; <pad>: Marian's start
 MASK_TOKEN = "[MASK]"  # where a person types a word to be guessed (a decoder reads it as the place of its next word)
 
 

@@ -18,16 +18,20 @@ from conftest import make_tiny_models, make_tiny_translation
 from macaron import analysis, plot
 from macaron.schemes import CONVECTION, CROSS, DIFFUSION
 from macaron.translation import EXAMPLES, joint
+from test_marian import GERMAN, write_marian
 
 APP = Path(__file__).resolve().parent.parent / "app" / "main.py"
 SENTENCE = EXAMPLES["de"][0]
+MARIAN = "tiny-opus-mt-de-en"
 
 
 @pytest.fixture(scope="module")
 def pair_dir(tmp_path_factory, tokenizer) -> Path:
-    """Two translation models and two encoders, side by side in one folder of models."""
+    """Three translation models (two converted as fairseq writes them, one Marian as the Hub holds one) and two
+    encoders, side by side in one folder of models."""
     folder = tmp_path_factory.mktemp("translation-models")
     make_tiny_translation(folder)
+    write_marian(folder / MARIAN)
     return make_tiny_models(folder, tokenizer)
 
 
@@ -149,8 +153,8 @@ def test_the_page_translates_and_lists_only_translation_models(pair_dir, monkeyp
     model, tr = translated
     said = " ".join(m.value for m in at.markdown)
     assert f"de → en:** {tr.text}" in said
-    assert at.selectbox(key="t_model").options == ["tiny-macaron-de-en", "tiny-transformer-de-en"]
-    assert at.selectbox(key="t_b").options == ["(none)", "tiny-transformer-de-en"]
+    assert at.selectbox(key="t_model").options == ["tiny-macaron-de-en", MARIAN, "tiny-transformer-de-en"]
+    assert at.selectbox(key="t_b").options == ["(none)", MARIAN, "tiny-transformer-de-en"]
     at.switch_page("views/particles.py")
     at.run()
     assert not at.exception
@@ -192,17 +196,21 @@ TITLE = "() => document.querySelector('.js-plotly-plot .gtitle')?.textContent ||
 LEGEND = "() => Array.from(document.querySelectorAll('.js-plotly-plot .legendtext')).map(e => e.textContent)"
 
 
+@pytest.mark.parametrize("name, sentence", [("tiny-macaron-de-en", SENTENCE), (MARIAN, GERMAN[3])])
 @pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
-def test_play_moves_both_systems_on_the_first_screen(server, browser, size, translated):
+def test_play_moves_both_systems_on_the_first_screen(server, browser, size, name, sentence, pair_dir):
+    """For a converted fairseq model and a Marian model: the translation in words, both systems in the legend, and
+    Play runs the encoder's layers, then the decoder's with cross-attention, moving particles on the screen."""
     from test_browser import SHOTS, fits, no_errors, settle
 
-    _, tr = translated
+    tr = macaron.load(pair_dir / name, device="cpu").translate(sentence, beam=1)
     pg = browser.new_page(viewport={"width": size[0], "height": size[1]})
     try:
-        pg.goto(f"{server}/translate?beam=1&src={SENTENCE.replace(' ', '+')}")
+        pg.goto(f"{server}/translate?beam=1&m={name}&src={sentence.replace(' ', '+')}")
         settle(pg, 180_000)  # the server's first page loads PyTorch, and the model, and translates
         no_errors(pg)
-        assert tr.text in pg.inner_text("[data-testid='stMainBlockContainer']")  # the translation, as words
+        shown = " ".join(pg.inner_text("[data-testid='stMainBlockContainer']").split())
+        assert " ".join(tr.text.split()) in shown  # the translation, as words (a browser draws one space for two)
         assert {"source sentence", "translation"} <= set(pg.evaluate(LEGEND))
         assert "embeddings of both sentences" in pg.evaluate(TITLE)
         fits(pg, "input[aria-label='Sentence to translate (de)']", ".js-plotly-plot",
@@ -217,7 +225,7 @@ def test_play_moves_both_systems_on_the_first_screen(server, browser, size, tran
         assert any(t.startswith("encoder layer") for t in titles), titles
         assert any("external field (cross-attention)" in t and t.startswith("decoder layer") for t in titles), titles
         SHOTS.mkdir(exist_ok=True)
-        pg.screenshot(path=str(SHOTS / f"translate-{size[0]}x{size[1]}.png"))
+        pg.screenshot(path=str(SHOTS / f"translate-{name}-{size[0]}x{size[1]}.png"))
         assert plane.screenshot() != before  # the particles moved on the screen
         no_errors(pg)
     finally:

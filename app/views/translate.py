@@ -114,15 +114,17 @@ def said(model, found: list) -> None:
     c = model.config
     lines = []
     for name, tr in found:
-        words = len(tr.target_ids) - 1
-        hit = ", the explorer's limit: it may be cut short" if words >= cache.MAX_WORDS else ""
+        tokens = len(tr.target_ids) - 1
+        hit = ", the explorer's limit: it may be cut short" if tokens >= cache.MAX_WORDS else ""
         who = f"{name}, " if len(found) > 1 else ""
         note = " · :material/spellcheck: approximate reading" if tr.source.meta.get("reading") else ""
         lines.append(f"**{who}{c.source_lang or 'source'} → {c.target_lang or 'target'}:** {tr.text or '(nothing)'}"
-                     f" :gray[· {words} words, {BEAMS[tr.beam]}, score {tr.score:.2f}{hit}{note}]")
+                     f" :gray[· {tokens} tokens, {BEAMS[tr.beam]}, score {tr.score:.2f}{hit}{note}]")
     notes = " ".join(filter(None, dict.fromkeys(tr.source.meta.get("reading", "") for _, tr in found)))
-    st.markdown("  \n".join(lines), help="Score: the mean log-probability of the translation's tokens, </s> "
-                                         "included (fairseq's length penalty 1). " + notes)
+    lenpen = c.generation.length_penalty if c.generation else 1.0
+    st.markdown("  \n".join(lines), help=f"Tokens: the translation's subwords before </s>. Score: the search's own, "
+                                         f"the summed log-probability of the tokens and </s> over their number to the "
+                                         f"power {lenpen:g} (the model's length penalty; 1: the mean). " + notes)
 
 
 def view_options(both, url: dict) -> dict:
@@ -134,8 +136,9 @@ def view_options(both, url: dict) -> dict:
         dim = st.radio("Projection", ["2D", "3D"], key="t_dim", horizontal=True,
                        help="One PCA fitted on every state of both systems: one fixed frame for the whole animation.")
         state.init_widget("t_hide", "hide", True, parse=state.parse_bool)
-        hide = st.toggle("Leave out </s>", key="t_hide", help="The end of the source and the decoder's start "
-                                                               "often sit far from the words and squeeze the plot.")
+        hide = st.toggle("Leave out </s>", key="t_hide", help="The end of the source and the decoder's start (</s>; "
+                                                               "a Marian model's <pad>) often sit far from the words "
+                                                               "and squeeze the plot.")
         state.init_widget("t_labels", "labels", "auto", valid=lambda v: v in ("auto", "all", "none"))
         labels = st.radio("Labels", ["auto", "all", "none"], key="t_labels", horizontal=True)
         state.init_widget("t_trail", "trail", 4, parse=int, valid=lambda v: 0 <= v <= 40)
