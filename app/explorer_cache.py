@@ -20,9 +20,9 @@ import time
 import streamlit as st
 
 import macaron
-from macaron import CheckpointError, InputError, analysis, plot, toy
+from macaron import CheckpointError, InputError, analysis, bleu, plot, toy
 from macaron.checkpoint import NO_TOKENIZER
-from macaron.translation import EncoderDecoder, Translation, joint
+from macaron.translation import EXAMPLES, EncoderDecoder, Translation, joint
 
 MAX_TOKENS = 96        # the explorer shows at most this many particles (more is unreadable)
 MAX_CHARS = 20_000     # longer text is cut before tokenising, and the page says so
@@ -273,6 +273,14 @@ def move_shares(path: str, texts: tuple[str, ...], beam: int, normalised: bool, 
                 ) -> analysis.MoveShares:
     """Over the translations of `texts` (one sentence, or a set)."""
     return analysis.move_shares([_translate(path, t, beam)[0].target for t in texts], normalised, hide_special)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def presets(path: str, lang: str) -> tuple[tuple[str, ...], bool]:
+    """A translation model's preset sentences: the first of the paper's test set where fetch brought it (True), else
+    the page's own in the model's source language (False; none for a language they are not written in)."""
+    found = bleu.release_presets(path, lang)
+    return (tuple(found), True) if found else (tuple(EXAMPLES.get(lang, ())), False)
 
 
 # ---- what the pages draw from traces --------------------------------------------------------

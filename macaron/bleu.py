@@ -480,3 +480,21 @@ def source_sentences(folder, source_lang: str | None = None, target_lang: str | 
     data = read_set(folder, source_lang, target_lang, split)
     return [detokenised(dictionary_string(ids, data.source_symbols), data.source_lang)
             for ids in data.sources[:limit]]
+
+
+PRESETS = 8  # the Translate page's preset sentences from a test set
+
+
+def release_presets(model_folder, source_lang: str | None = None, n: int = PRESETS) -> list[str]:
+    """The first `n` source sentences of the paper's test set, for a release that `fetch` imported (its folder in the
+    cache's models/) and whose test set it brought; else [] (a test set that does not read, too: `bleu` says why)."""
+    from .fetch import imported_dir, release_test_set
+
+    folder = Path(model_folder)
+    data = release_test_set(folder.name) if folder.parent.resolve() == imported_dir().resolve() else None
+    if data is None:
+        return []
+    try:
+        return source_sentences(data, source_lang or None, limit=n)
+    except (InputError, OSError, ValueError):
+        return []

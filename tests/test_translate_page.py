@@ -8,6 +8,7 @@ two trajectories hold, recomputed from them by plain loops.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -168,6 +169,30 @@ def test_the_shares_are_measured_over_the_presets_when_asked(pair_dir, monkeypat
     particles = sum(len(model.translate(s, beam=1).target.tokens) - 2 for s in EXAMPLES["de"])  # </s> left out
     said = " ".join(str(e.value) for e in [*at.caption, *at.markdown])
     assert f"the translations of the {len(EXAMPLES['de'])} preset sentences ({particles} particles" in said
+
+
+def test_a_fetched_releases_presets_are_its_test_sentences(tmp_path, pair_dir, monkeypatch):
+    """A model that fetch imported, with the test set it brought: the presets, the sentence first shown and the
+    shares chart's sentences are the test set's sources as text (BPE removed, Moses-detokenised, as sacremoses
+    reads them back)."""
+    from sacremoses import MosesDetokenizer
+
+    from test_bleu import ENGLISH as TEST_ENGLISH
+    from test_bleu import GERMAN as TEST_GERMAN
+    from test_bleu import ids, write_set
+
+    name = "paper-macaron-iwslt14-de-en"
+    shutil.copytree(pair_dir / "tiny-macaron-de-en", tmp_path / "models" / name)
+    write_set(tmp_path / "paper" / name / "data" / "data-bin" / "iwslt14.tokenized.de-en",
+              [ids(s) for s in TEST_GERMAN], [ids(s) for s in TEST_ENGLISH])
+    monkeypatch.setenv("MACARON_CACHE", str(tmp_path))
+    at = _app(tmp_path / "models", monkeypatch, over="presets", beam="1")
+    detok = MosesDetokenizer("de")
+    expected = [detok.detokenize(s.replace("@@ ", "").split()) for s in TEST_GERMAN]
+    assert at.selectbox(key="t_preset").options == ["(choose one)", *expected]
+    assert at.text_input(key="t_text").value == expected[0]
+    said = " ".join(str(e.value) for e in [*at.caption, *at.markdown])
+    assert f"the translations of the first {len(expected)} sentences of the paper's test set" in said
 
 
 def test_bad_input_is_a_message(pair_dir, monkeypatch):

@@ -9,7 +9,6 @@ import explorer_cache as cache
 import explorer_state as state
 from macaron import plot
 from macaron.plot.style import CONVECTION_COLOR, CROSS_COLOR, DIFFUSION_COLOR, SYSTEM_LOOK
-from macaron.translation import EXAMPLES
 
 state.header("Translate: two particle systems",
              "A translation model moves **two** sets of particles: the encoder the source sentence's, then the "
@@ -82,8 +81,8 @@ def inputs(names: list[str]):
         picked = state.model_picker("Translation model", "t_model", "m", names[0] if names else None, names)
     model = cache.try_load(picked[1], cache.load_translation) if picked else None
     lang = model.config.source_lang if model is not None else ""
-    examples = EXAMPLES.get(lang, EXAMPLES["de"])
-    state.init_widget("t_text", "src", examples[0])
+    examples, from_test_set = cache.presets(picked[1], lang) if picked else ((), False)
+    state.init_widget("t_text", "src", examples[0] if examples else "")
     state.resend("t_text")
     text = row[0].text_input(f"Sentence to translate ({lang or 'source language'})", key="t_text",
                              placeholder="Type a sentence and press Enter",
@@ -95,15 +94,18 @@ def inputs(names: list[str]):
         st.session_state["t_preset"] = "(choose one)"
 
     row[1].selectbox("Preset sentences", ["(choose one)", *examples], key="t_preset", on_change=apply,
-                     label_visibility=state.LABELS[state.presenting()],
-                     help="Two senses of one word (a bench and a bank; a bank and a river's side): watch what "
+                     label_visibility=state.LABELS[state.presenting()], disabled=not examples,
+                     help=f"The first {len(examples)} source sentences of the paper's test set, those its BLEU "
+                          f"was measured on." if from_test_set else
+                          "Two senses of one word (a bench and a bank; a bank and a river's side): watch what "
                           "cross-attention does with each.")
     state.init_widget("t_beam", "beam", 5, parse=int, valid=lambda v: v in BEAMS)
     beam = row[3].selectbox("Search", list(BEAMS), key="t_beam", format_func=BEAMS.get,
                             label_visibility=state.LABELS[state.presenting()],
                             help="How the words are chosen, as the model's own code chooses them (fairseq 0.6's "
-                                 "generator for the paper's models): greedy, the likeliest next word each time; beam "
-                                 "5, the 5 best partial translations kept at every step (the paper's IWSLT14 test).")
+                                 "generator for the paper's models, transformers' generate for Marian's): greedy, "
+                                 "the likeliest next word each time; beam 5, the 5 best partial translations kept at "
+                                 "every step (the paper's IWSLT14 test).")
     state.link_limit_note(text)
     return text or "", picked, model, beam
 
@@ -215,21 +217,20 @@ def shares(picks: list, text: str, beam: int, model, normalised: bool, hide_spec
     """Where the decoder's moves come from, layer by layer: this sentence's translation, or the preset sentences'
     (URL parameter over), by each model."""
     st.subheader("Where do the translation's particles move from? Self-attention, cross-attention, FFN")
-    presets = EXAMPLES.get(model.config.source_lang, ())
+    presets, from_test_set = cache.presets(picks[0][1], model.config.source_lang)
+    named = (f"the first {len(presets)} sentences of the paper's test set" if from_test_set else
+             f"the {len(presets)} preset sentences")
     state.init_widget("t_over", "over", "sentence", valid=lambda v: v in ("sentence", "presets"))
     over = st.segmented_control("Measured over", ["sentence", "presets"], key="t_over", required=True,
-                                format_func={"sentence": "this sentence",
-                                             "presets": f"the {len(presets)} preset sentences"}.get,
-                                disabled=not presets)
-    texts = tuple(presets) if over == "presets" and presets else (text,)
+                                format_func={"sentence": "this sentence", "presets": named}.get, disabled=not presets)
+    texts = presets if over == "presets" and presets else (text,)
     url["over"] = over
     state.sync_url(url)
     found = {name: cache.move_shares(path, texts, beam, normalised, hide_special) for name, path in picks}
     st.plotly_chart(plot.move_shares(found), key="t_shares", config=dict(displaylogo=False), theme=None)
     norm = model.config.decoder.norm
     counts = " and ".join(str(s.particles) for s in found.values())
-    what = ("this sentence's translation" if len(texts) == 1 else
-            f"the translations of the {len(texts)} preset sentences")
+    what = "this sentence's translation" if len(texts) == 1 else f"the translations of {named}"
     state.explain(
         f"Measured on {what} ({counts} particles{', </s> left out' if hide_special else ''}, {BEAMS[beam]}): each "
         "particle's path in a layer is the sum of its sub-steps' lengths ‖Δx‖, "
