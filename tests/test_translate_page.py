@@ -255,3 +255,32 @@ def test_play_moves_both_systems_on_the_first_screen(server, browser, size, name
         no_errors(pg)
     finally:
         pg.close()
+
+
+@pytest.mark.parametrize("size, least", [((1920, 1080), 0.45), ((1280, 720), 0.35)])
+def test_presenter_mode_fills_the_screen_as_the_other_pages_do(server, browser, size, least):
+    """On a projector the figure reaches the screen's foot with ▶ Play on it; the plane is as tall as the Particles
+    page's at 1920 × 1080 (at 1280 × 720 the translation's line and the legend's second row take 40 px more), a unit
+    of PC1 as long as a unit of PC2 as drawn, its labels at 18 px or more."""
+    from test_browser import PLANES, SHOTS, fits, no_errors, settle, unit_px
+
+    pg = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    try:
+        pg.goto(f"{server}/translate?present=1&beam=1&src={SENTENCE.replace(' ', '+')}")
+        settle(pg, 180_000)
+        pg.wait_for_function(f"() => document.querySelector('.js-plotly-plot .nsewdrag')"
+                             f".getBoundingClientRect().height >= {least} * innerHeight", timeout=30_000)
+        no_errors(pg)
+        fits(pg, ".js-plotly-plot .updatemenu-button")
+        foot = pg.evaluate("() => document.querySelector('.js-plotly-plot').getBoundingClientRect().bottom")
+        assert foot >= size[1] - 40, foot  # the figure takes the room there is
+        (plane,) = pg.evaluate(PLANES)
+        assert plane["height"] >= least * size[1], plane
+        assert unit_px(plane["x"], 0) == pytest.approx(unit_px(plane["y"], 1), rel=0.05)
+        sizes = pg.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot .subplot.xy .textpoint "
+                            "text')).map(t => parseFloat(getComputedStyle(t).fontSize))")
+        assert sizes and min(sizes) >= 18
+        SHOTS.mkdir(exist_ok=True)
+        pg.screenshot(path=str(SHOTS / f"translate-presenter-{size[0]}x{size[1]}.png"))
+    finally:
+        pg.close()

@@ -9,7 +9,17 @@ import plotly.graph_objects as go
 
 from ..analysis import Procrustes, Projection, state_at, time_grid
 from ..trajectory import Trajectory
-from .particles import clock, kept_tokens, kinds_of, plane, plane_frame, plane_traces, plot_widths, slider_label
+from .particles import (
+    clock,
+    kept_tokens,
+    kinds_of,
+    legend_rows,
+    plane,
+    plane_frame,
+    plane_traces,
+    plot_widths,
+    slider_label,
+)
 from .style import (
     KIND_COLOR,
     MODEL_LOOK,
@@ -64,9 +74,8 @@ def compare(trajs: Sequence[Trajectory], projections: Sequence[Projection], name
     n = len(trajs)
     grid = time_grid(*trajs)
     layout = subplots_layout(1, n, horizontal_spacing=0.1)
-    two_rows = any("two_systems" in t.meta for t in trajs)  # the legend of two systems takes two rows
-    # title, legend, two-line panel titles
-    margin = dict(l=60, r=16, t=104 + 8 * (font_size - 14) + two_rows * (12 + 2 * font_size), b=104)
+    margin = dict(l=60, r=16, t=104 + 8 * (font_size - 14), b=104)  # title, legend, two-line panel titles
+    margin["t"] += (max(legend_rows(t, font_size, width, margin) for t in trajs) - 1) * (12 + 2 * font_size)
     size = (plot_widths(width, margin, (1 - 0.1 * (n - 1)) / n), height - margin["t"] - margin["b"])
     ranges = [[padded_range(np.asarray(p.coords)[..., k]) for k in range(2)] for p in projections]
     if share_axes:

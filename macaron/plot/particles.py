@@ -285,6 +285,18 @@ MIXING_SCALE = {kind: _scale(KIND_COLOR[kind]) for kind in SUBSTEP_KINDS}
 SYSTEM_NAMES = (("source", "source sentence"), ("target", "translation"))  # the legend of two systems
 
 
+def legend_rows(traj: Trajectory, font_px: int, width: int | tuple[int, int], margin: dict) -> int:
+    """Rows the horizontal legend of two systems takes at the narrowest width the figure may be drawn: one where its
+    entries fit (each about 40 px of symbol and gap and half an em a character, as Chromium draws them), else two."""
+    if "two_systems" not in traj.meta:
+        return 1
+    present = {s.kind for s in traj.steps}
+    names = ["trail", *(KIND_NAME[k] for k in SUBSTEP_KINDS if k in present), "who pulls whom",
+             *(name for _, name in SYSTEM_NAMES)]
+    narrowest = width if isinstance(width, int) else width[0]
+    return 1 if sum(40 + 0.5 * font_px * len(n) for n in names) <= narrowest - margin["l"] - margin["r"] else 2
+
+
 def mixing_state(traj: Trajectory, f: int, head: int | None) -> tuple[np.ndarray, list, str]:
     """(matrix in whole per cent, colour scale, caption) of the sub-step that produced state f: its
     mixing matrix, the identity for convection (each particle reads only itself), blank for the
@@ -331,8 +343,8 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     three = np.shape(proj.coords)[-1] == 3
     mixing = any(m is not None for m in traj.mixing)
     split = 0.64 if mixing else 1.0
-    two_rows = "two_systems" in traj.meta  # two systems: a second legend row, as tall as the font
-    margin = dict(l=60, r=12, t=86 + two_rows * (12 + 2 * font_size), b=104)
+    margin = dict(l=60, r=12, t=86, b=104)
+    margin["t"] += (legend_rows(traj, font_size, width, margin) - 1) * (12 + 2 * font_size)  # a row as tall as the font
     plot_h = height - margin["t"] - margin["b"]
     p = plane(traj, proj, trail=trail, labels=labels, font_px=font_size, head=head,
               size_px=(plot_widths(width, margin, split), plot_h), ranges=ranges)
