@@ -366,8 +366,16 @@ def lasting(race: list[RaceRun]) -> str:
                             "is more than a later start."
     said = outcome(d)
     gap = f"Transformer − control is {_measured(d)}{then}"
-    return head + gap + (": no gap found over seeds." if said == "none" else
-                         f": the {'control' if said == 'b' else 'Transformer'} is still the better."
+    if said == "none":  # few seeds make a wide t-interval: say what each seed's own interval says
+        each = "; ".join(f"seed {p['seed']} {_signed(p['difference'])} (bootstrap {_interval(p['bootstrap95'])})"
+                         for p in d["per_seed"])
+        sides = {(lo > 0) - (hi < 0) for lo, hi in (p["bootstrap95"] or (-1, 1) for p in d["per_seed"])}
+        if len(sides) == 1 and 0 not in sides:
+            return head + gap + f": that interval holds 0, yet each seed's own lies on one side ({each}): every " \
+                f"seed finds the {'control' if sides == {1} else 'Transformer'} the better, and {d['seeds']} seeds " \
+                "are too few for the interval over seeds to say so."
+        return head + gap + f": no gap found over seeds ({each})."
+    return head + gap + (f": the {'control' if said == 'b' else 'Transformer'} is still the better."
                          if said in ("a", "b") else ".")
 
 

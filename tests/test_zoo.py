@@ -237,6 +237,34 @@ def longer(race):
     return root, losses, curves
 
 
+@pytest.mark.parametrize("gap2", [0.15, -0.15])
+def test_two_seeds_at_the_longer_budget_say_what_each_seeds_interval_says(longer, gap2):
+    """Seed 2 of both at 60 M beside seed 0 (+0.05): two seeds make the t-interval wide (recomputed from Student's
+    table); where it holds 0 and both seeds' bootstrap intervals lie above 0 the sentence says every seed finds the
+    control the better, too few seeds for the interval; where the seeds disagree, no gap over seeds."""
+    from macaron import zoo
+
+    root, losses, _ = longer
+    rng = np.random.default_rng(5)
+    targets = np.array(zoo.runs(root)[-1].seq_targets)
+    base = rng.uniform(2.0, 3.0, size=len(targets)) * targets
+    for name, shift in (("transformer-mini", gap2), ("transformer-halves-mini", 0.0)):
+        seq = base + shift * targets + (rng.normal(0, 0.2, size=len(targets)) if shift else 0)
+        write_run(root, 2, name, seq, targets, [0, 1.2, 2.5], budget=60_000_000)
+        losses[get_scheme(SCHEME_OF[name]).name, 2, 60] = float(seq.sum() / targets.sum())
+    gaps = [losses["lie-trotter", s, 60] - losses["lie-trotter-halves", s, 60] for s in (0, 2)]
+    half = T975[1] * np.std(gaps, ddof=1) / math.sqrt(2)
+    assert np.mean(gaps) - half < 0 < np.mean(gaps) + half  # the interval over two seeds holds 0
+    said = zoo.finding(zoo.runs(root))
+    assert (f"Trained to 60 M tokens (2 seeds), Transformer − control is {_minus(np.mean(gaps))} nats, 95 % interval "
+            f"[{_minus(np.mean(gaps) - half)}, {_minus(np.mean(gaps) + half)}] over 2 seeds") in said
+    assert f"seed 0 {_minus(gaps[0])}" in said and f"seed 2 {_minus(gaps[1])}" in said
+    if gap2 > 0:
+        assert "every seed finds the control the better, and 2 seeds are too few" in said
+    else:
+        assert "no gap found over seeds (seed 0" in said and "every seed" not in said
+
+
 def test_zoo_pairs_runs_only_at_equal_budgets(longer, capsys):
     """A 60 M pair is its own difference (one seed); the 20 M differences are those of the 20 M runs alone."""
     from macaron import zoo
