@@ -284,3 +284,19 @@ def test_presenter_mode_fills_the_screen_as_the_other_pages_do(server, browser, 
         pg.screenshot(path=str(SHOTS / f"translate-presenter-{size[0]}x{size[1]}.png"))
     finally:
         pg.close()
+
+
+@pytest.mark.parametrize("query", ["beam=1", "beam=1&present=1", "beam=1&b=tiny-transformer-de-en"])
+def test_no_wcag21_violation(server, browser, query):
+    """axe-core's WCAG 2.1 A and AA rules (tests/test_a11y.py's check: the first screen, then screenful by screenful)
+    on the page with one model, on a projector, and with two side by side."""
+    from test_a11y import check
+    from test_browser import settle
+
+    pg = browser.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        pg.goto(f"{server}/translate?{query}")
+        settle(pg, 180_000)
+        check(pg, f"/translate?{query}")
+    finally:
+        pg.close()
