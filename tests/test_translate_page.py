@@ -129,6 +129,13 @@ def test_the_figure_of_two_systems(translated):
             assert not drawn[:S].any() and drawn[S:].all()
         else:
             assert not drawn.any()
+    for f in range(1, both.n_steps + 1):  # a convection sub-step's matrix: the identity on the moving system only
+        if both.steps[f - 1].kind == CONVECTION:
+            z = decoded(fig.to_dict()["frames"][f]["data"][-1]["z"]).reshape(len(both.tokens), -1)
+            moving = slice(0, S) if f <= E else slice(S, len(both.tokens))
+            expected = np.zeros_like(z)
+            expected[moving, moving] = 100 * np.eye(len(both.tokens))[moving, moving]
+            np.testing.assert_array_equal(z, expected)
     ticks = [s.label for s in fig.layout.sliders[0].steps if s.label]
     layers = int(tr.source.times[-1])
     assert ticks == ["0"] + [f"E{k}" for k in range(1, layers + 1)] + [f"D{k}" for k in range(1, layers + 1)]

@@ -305,8 +305,10 @@ def mixing_state(traj: Trajectory, f: int, head: int | None) -> tuple[np.ndarray
     if f == 0:
         return np.zeros((T, T), np.uint8), _scale("#ffffff"), "embedding: no sub-step yet"
     kind, m = traj.steps[f - 1].kind, traj.mixing[f - 1]
-    if m is None:
-        return np.eye(T, dtype=np.uint8) * 100, MIXING_SCALE[CONVECTION], f"{KIND_NAME[kind]}: identity"
+    if m is None:  # each particle that moves reads only itself (of two systems, one waits: its rows stay blank)
+        moved = np.any(traj.states[f] != traj.states[f - 1], axis=-1) if "two_systems" in traj.meta else True
+        return np.diag(np.broadcast_to(moved, (T,))).astype(np.uint8) * 100, MIXING_SCALE[CONVECTION], \
+            f"{KIND_NAME[kind]}: identity"
     which = f"mean of {m.shape[0]} heads" if head is None or m.shape[0] == 1 else f"head {head + 1}"
     w = np.rint(100 * np.asarray(_mixing(traj, f - 1, head), np.float64)).astype(np.uint8)
     return w, MIXING_SCALE[kind], f"{KIND_NAME[kind]}: {which}"
