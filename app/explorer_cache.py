@@ -275,7 +275,7 @@ def move_shares(path: str, texts: tuple[str, ...], beam: int, normalised: bool, 
     return analysis.move_shares([_translate(path, t, beam)[0].target for t in texts], normalised, hide_special)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@st.cache_data(show_spinner=False, max_entries=16, ttl=300)  # a test set fetched while the server runs shows up
 def presets(path: str, lang: str) -> tuple[tuple[str, ...], bool]:
     """A translation model's preset sentences: the first of the paper's test set where fetch brought it (True), else
     the page's own in the model's source language (False; none for a language they are not written in)."""

@@ -38,10 +38,12 @@ SHARDS = "model-*-of-*.safetensors"
 WEIGHTS = (SINGLE, INDEX, SHARDS)
 TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "vocab.json",
              "merges.txt")
-TRANSLATION = ("source.spm", "target.spm", "target_vocab.json", "generation_config.json")  # Marian's (macaron.marian)
-# what a cached snapshot is read for. Not pytorch_model.bin: the cache's file list calls a snapshot incomplete when a
-# pattern names a listed file it lacks, and only a Marian model without safetensors fetched it (complete() asks for it)
-PATTERNS = (CONFIG, *WEIGHTS, *TOKENIZER, *TRANSLATION)
+MARIAN_READING = ("source.spm", "target.spm", "target_vocab.json")  # a Marian model's text (macaron.marian)
+TRANSLATION = (*MARIAN_READING, "generation_config.json")  # what a Marian model is downloaded with beside the rest
+# What a cached snapshot is read for. The cache's file list calls a snapshot incomplete when a pattern names a listed
+# file it lacks, so not what only a Marian model is downloaded with and other repositories list too (pytorch_model.bin,
+# generation_config.json: GPT-2's snapshots never had it); complete() asks a Marian snapshot for its pickle.
+PATTERNS = (CONFIG, *WEIGHTS, *TOKENIZER, *MARIAN_READING)
 PICKLES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".h5", ".msgpack")
 DEFAULT_MAX_GB = 2.0
 # a Hub id: "name" or "owner/name"; letters, digits, '-', '_', '.'; no '--' or '..' (the Hub refuses those)
@@ -256,7 +258,7 @@ def plan(name: str, revision: str = "main", limit: int | None = None) -> Plan:
         raise HubError(f"{name}: no tokenizer.json on the Hub, so the explorer could not read text with it. "
                        f"Make a folder by hand: download it, and with transformers "
                        f"AutoTokenizer.from_pretrained(folder).save_pretrained(folder); then open the folder")
-    files = tuple([CONFIG] + weights + [f for f in (*TOKENIZER, *TRANSLATION) if f in sizes])
+    files = tuple([CONFIG] + weights + [f for f in (*TOKENIZER, *(TRANSLATION if marian else ())) if f in sizes])
     unknown = [f for f in files if sizes.get(f) is None]
     if unknown:
         raise HubError(f"{name}: the Hub did not say how large {', '.join(unknown)} is; not downloaded")

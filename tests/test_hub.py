@@ -231,7 +231,7 @@ def fake_hub(monkeypatch):
 def test_a_missing_hub_model_downloads_only_what_loads_with_a_progress_bar(caches, tiny_bert, fake_hub, capsys):
     files, model = tiny_bert
     extra = {"pytorch_model.bin": b"pickle" * 100, "flax_model.msgpack": b"x" * 100, "onnx/model.onnx": b"x",
-             "README.md": b"# tiny"}
+             "README.md": b"# tiny", "generation_config.json": b"{}"}  # the last: a Marian model's, not a BERT's
     fake_hub.add("org/tiny-bert", files | extra)
     ours = macaron.load("org/tiny-bert", device="cpu")
     err = capsys.readouterr().err

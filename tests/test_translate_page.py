@@ -161,6 +161,7 @@ def test_the_page_translates_and_lists_only_translation_models(pair_dir, monkeyp
     model, tr = translated
     said = " ".join(m.value for m in at.markdown)
     assert f"de → en:** {tr.text}" in said
+    assert f"{len(tr.target.tokens) - 2} tokens, greedy" in said  # the decoder's particles but its start and </s>
     assert at.selectbox(key="t_model").options == ["tiny-macaron-de-en", MARIAN, "tiny-transformer-de-en"]
     assert at.selectbox(key="t_b").options == ["(none)", MARIAN, "tiny-transformer-de-en"]
     at.switch_page("views/particles.py")

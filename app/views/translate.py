@@ -42,7 +42,8 @@ def render() -> None:
     tr, both = found
     other = second(names, picked, url)
     found_b = cache.translate(other[1], text, beam, other[0]) if other else None
-    said(model, [(picked[0], tr)] + ([(other[0], found_b[0])] if found_b else []))
+    said([(picked[0], tr, model.config)]
+         + ([(other[0], found_b[0], cache.load_translation(other[1]).config)] if found_b else []))
     view = view_options(both, url)
     if found_b is None:
         proj, fig = animation(picked, text, beam, both, **view)
@@ -95,8 +96,8 @@ def inputs(names: list[str]):
 
     row[1].selectbox("Preset sentences", ["(choose one)", *examples], key="t_preset", on_change=apply,
                      label_visibility=state.LABELS[state.presenting()], disabled=not examples,
-                     help=f"The first {len(examples)} source sentences of the paper's test set, those its BLEU "
-                          f"was measured on." if from_test_set else
+                     help=f"The first {len(examples)} sentences of the test set the paper's BLEU was measured "
+                          f"on, read back to text." if from_test_set else
                           "Two senses of one word (a bench and a bank; a bank and a river's side): watch what "
                           "cross-attention does with each.")
     state.init_widget("t_beam", "beam", 5, parse=int, valid=lambda v: v in BEAMS)
@@ -110,23 +111,22 @@ def inputs(names: list[str]):
     return text or "", picked, model, beam
 
 
-def said(model, found: list) -> None:
-    """The translations (name, Translation), one line each, in words with what the search found, and how the text
-    was read where the reader should know."""
-    c = model.config
+def said(found: list) -> None:
+    """The translations (name, Translation, its model's TranslationConfig), one line each, in words with what the
+    search found, and how the text was read where the reader should know."""
     lines = []
-    for name, tr in found:
-        tokens = len(tr.target_ids) - 1
+    for name, tr, c in found:
+        tokens = len(tr.target_ids) - (tr.target_ids[-1:] == [c.eos_id])  # no </s> where the search hit its limit
         hit = ", the explorer's limit: it may be cut short" if tokens >= cache.MAX_WORDS else ""
         who = f"{name}, " if len(found) > 1 else ""
         note = " · :material/spellcheck: approximate reading" if tr.source.meta.get("reading") else ""
         lines.append(f"**{who}{c.source_lang or 'source'} → {c.target_lang or 'target'}:** {tr.text or '(nothing)'}"
                      f" :gray[· {tokens} tokens, {BEAMS[tr.beam]}, score {tr.score:.2f}{hit}{note}]")
-    notes = " ".join(filter(None, dict.fromkeys(tr.source.meta.get("reading", "") for _, tr in found)))
-    lenpen = c.generation.length_penalty if c.generation else 1.0
+    notes = " ".join(filter(None, dict.fromkeys(tr.source.meta.get("reading", "") for _, tr, _ in found)))
+    lenpen = ", ".join(dict.fromkeys(f"{c.generation.length_penalty if c.generation else 1.0:g}" for *_, c in found))
     st.markdown("  \n".join(lines), help=f"Tokens: the translation's subwords before </s>. Score: the search's own, "
                                          f"the summed log-probability of the tokens and </s> over their number to the "
-                                         f"power {lenpen:g} (the model's length penalty; 1: the mean). " + notes)
+                                         f"power {lenpen} (the model's length penalty; 1: the mean). " + notes)
 
 
 def view_options(both, url: dict) -> dict:
@@ -232,7 +232,8 @@ def shares(picks: list, text: str, beam: int, model, normalised: bool, hide_spec
     counts = " and ".join(str(s.particles) for s in found.values())
     what = "this sentence's translation" if len(texts) == 1 else f"the translations of {named}"
     state.explain(
-        f"Measured on {what} ({counts} particles{', </s> left out' if hide_special else ''}, {BEAMS[beam]}): each "
+        f"Measured on {what} ({counts} particles{', start and end tokens left out' if hide_special else ''}, "
+        f"{BEAMS[beam]}): each "
         "particle's path in a layer is the sum of its sub-steps' lengths ‖Δx‖, "
         + ("of the states as the operators read them (standardised per token)" if normalised else
            "in the raw residual stream")

@@ -293,7 +293,7 @@ def legend_rows(traj: Trajectory, font_px: int, width: int | tuple[int, int], ma
     present = {s.kind for s in traj.steps}
     names = ["trail", *(KIND_NAME[k] for k in SUBSTEP_KINDS if k in present), "who pulls whom",
              *(name for _, name in SYSTEM_NAMES)]
-    narrowest = width if isinstance(width, int) else width[0]
+    narrowest = int(np.min(width))
     return 1 if sum(40 + 0.5 * font_px * len(n) for n in names) <= narrowest - margin["l"] - margin["r"] else 2
 
 
