@@ -31,7 +31,7 @@ import numpy as np
 from scipy import stats
 
 from .checkpoint import FACTS, PRETRAINED, CheckpointError, read_json, read_metrics
-from .milestones import stages
+from .milestones import PLATEAU_NATS, stages
 from .schemes import SCHEMES, get_scheme
 from .train.evaluate import Scores, bootstrap_difference
 
@@ -107,6 +107,7 @@ def principal(race: list[RaceRun]) -> list[RaceRun]:
     return at(race, max(budgets(race), key=lambda b: (len(at(race, b)), -b))) if race else []
 
 
+PLATEAU_COLUMN = f"on the plateau to step (context < {PLATEAU_NATS:g} nats)"  # RaceRun.plateau_step, in every table
 EXIT_NATS = 1.0  # a run has left the word-count plateau at its first evaluation with this context effect (issue 61)
 
 
@@ -265,7 +266,7 @@ def markdown(race: list[RaceRun]) -> str:
     then each difference's verdict (python -m macaron zoo --markdown)."""
     diffs = differences(race)
     lines = ["| scheme | model | seed | budget (tokens) | held-out loss | accuracy | context effect | "
-             "left the plateau after step |", "|---|---|---|---|---|---|---|---|"]
+             f"{PLATEAU_COLUMN} |", "|---|---|---|---|---|---|---|---|"]
     lines += [f"| {SCHEMES[r.scheme].title} | {r.name} | {r.seed} | {millions(r.budget)} | {r.loss:.4f} | "
               f"{100 * r.accuracy:.2f} % | {_signed(r.context_effect)} nats | "
               f"{'–' if r.plateau_step is None else f'{r.plateau_step:,}'} |" for r in race]
@@ -293,6 +294,18 @@ def outcome(d: dict) -> str:
     return "none" if lo <= 0 <= hi else ("b" if lo > 0 else "a")
 
 
+def every_seed(d: dict) -> str | None:
+    """Where the interval over seeds cannot say but every seed's own bootstrap interval lies on one side of 0: the
+    better scheme's side, "a" or "b", as outcome() names it; else None."""
+    sides = {(lo > 0) - (hi < 0) for lo, hi in (p["bootstrap95"] or (-1, 1) for p in d["per_seed"])}
+    return None if len(sides) != 1 or 0 in sides else ("b" if sides == {1} else "a")
+
+
+def _each_seed_interval(d: dict) -> str:
+    return "; ".join(f"seed {p['seed']} {_signed(p['difference'])}, bootstrap {_interval(p['bootstrap95'])}"
+                     for p in d["per_seed"])
+
+
 def _measured(d: dict) -> str:
     return f"{_signed(d['mean'])} nats, 95 % interval {_interval(d['t95'])} over {d['seeds']} seeds"
 
@@ -307,6 +320,10 @@ def verdict(d: dict, budget: bool = False) -> str:
                 f"weights and batches, so this is not yet a difference between the schemes.")
     if said == "unknown":
         return f"{label(d, budget)}: no answer; its figures are not finite ({_measured(d)})."
+    if said == "none" and (side := every_seed(d)):
+        return (f"{label(d, budget)}: {_measured(d)}, which holds 0, yet each seed's own interval lies on one side "
+                f"({_each_seed_interval(d)}): every seed finds {get_scheme(d[side]).short} the better, and "
+                f"{d['seeds']} seeds are too few for the interval over seeds to say so.")
     if said == "none":
         return (f"{label(d, budget)}: no difference found over seeds ({_measured(d)}, which holds 0; "
                 f"each seed: {_each_seed(d)}).")
@@ -367,12 +384,10 @@ def lasting(race: list[RaceRun]) -> str:
     said = outcome(d)
     gap = f"Transformer − control is {_measured(d)}{then}"
     if said == "none":  # few seeds make a wide t-interval: say what each seed's own interval says
-        each = "; ".join(f"seed {p['seed']} {_signed(p['difference'])} (bootstrap {_interval(p['bootstrap95'])})"
-                         for p in d["per_seed"])
-        sides = {(lo > 0) - (hi < 0) for lo, hi in (p["bootstrap95"] or (-1, 1) for p in d["per_seed"])}
-        if len(sides) == 1 and 0 not in sides:
+        each, side = _each_seed_interval(d), every_seed(d)
+        if side:
             return head + gap + f": that interval holds 0, yet each seed's own lies on one side ({each}): every " \
-                f"seed finds the {'control' if sides == {1} else 'Transformer'} the better, and {d['seeds']} seeds " \
+                f"seed finds the {'control' if side == 'b' else 'Transformer'} the better, and {d['seeds']} seeds " \
                 "are too few for the interval over seeds to say so."
         return head + gap + f": no gap found over seeds ({each})."
     return head + gap + (f": the {'control' if said == 'b' else 'Transformer'} is still the better."

@@ -259,10 +259,13 @@ def test_two_seeds_at_the_longer_budget_say_what_each_seeds_interval_says(longer
     assert (f"Trained to 60 M tokens (2 seeds), Transformer − control is {_minus(np.mean(gaps))} nats, 95 % interval "
             f"[{_minus(np.mean(gaps) - half)}, {_minus(np.mean(gaps) + half)}] over 2 seeds") in said
     assert f"seed 0 {_minus(gaps[0])}" in said and f"seed 2 {_minus(gaps[1])}" in said
+    verdict = next(v for v in zoo.verdicts(zoo.differences(zoo.runs(root))).splitlines() if "60 M" in v)
     if gap2 > 0:
         assert "every seed finds the control the better, and 2 seeds are too few" in said
+        assert "every seed finds Lie–Trotter, G halved the better, and 2 seeds are too few" in verdict
     else:
         assert "no gap found over seeds (seed 0" in said and "every seed" not in said
+        assert "no difference found over seeds" in verdict and "every seed" not in verdict
 
 
 def test_zoo_pairs_runs_only_at_equal_budgets(longer, capsys):

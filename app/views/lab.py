@@ -552,7 +552,8 @@ def section_race() -> None:
                    "tokens (M)": round(r.tokens / 1e6, 2),
                    "parameters": f"{r.parameters:,}", "held-out loss": round(r.loss, 4),
                    "accuracy": round(r.accuracy, 4), "context effect (nats)": round(r.context_effect, 3),
-                   "left the plateau after step": r.plateau_step} for r in race], hide_index=True, width="stretch")
+                   zoo.PLATEAU_COLUMN: r.plateau_step} for r in race],
+                 hide_index=True, width="stretch")
     state.explain(
         "Held-out loss in nats per masked token on 512 fixed validation sequences (15 % masks); context effect: how "
         "much that loss rises when each sequence's unmasked words are shuffled. A filled diamond is the mean "
