@@ -291,6 +291,26 @@ def test_pickled_weights_are_read_as_data(tmp_path, marian):
     assert again.translate(source_ids, beam=4).target_ids == generated(theirs, source_ids)
 
 
+class Hostile:
+    def __init__(self, target: Path):
+        self.target = target
+
+    def __reduce__(self):  # unpickled by a plain pickle.load, this would create the file
+        return open, (str(self.target), "w")
+
+
+def test_a_hostile_pickle_is_refused_unrun(tmp_path, marian):
+    folder = marian[0]
+    evil = tmp_path / "evil"
+    shutil.copytree(folder, evil)
+    (evil / "model.safetensors").unlink()
+    target = tmp_path / "written-by-the-pickle"
+    torch.save({"model.shared.weight": Hostile(target)}, evil / "pytorch_model.bin")
+    with pytest.raises(CheckpointError, match="pytorch_model.bin") as e:
+        macaron.load(evil, device="cpu")
+    assert "\n" not in str(e.value) and not target.exists()
+
+
 # ---- by Hub name, from the local Hub cache ------------------------------------------------------------------------
 def test_a_hub_name_opens_from_the_local_cache(tmp_path, marian, monkeypatch):
     folder, theirs, tok, ours = marian

@@ -322,13 +322,15 @@ def test_unknown_name_lists_shipped_models():
 
 
 def test_nothing_pickled_is_loaded():
-    """No pickle is read, but the paper's fairseq checkpoints by macaron/fairseq.py (issue 58): once, with torch's
-    weights-only unpickler and only the types it lists allowed (tests/test_fairseq.py: a hostile one runs nothing)."""
-    importer = ROOT / "macaron" / "fairseq.py"
+    """No pickle is read, but the paper's fairseq checkpoints by macaron/fairseq.py (issue 58) and an older Marian
+    folder's pytorch_model.bin by macaron/marian.py (issue 59): once each, with torch's weights-only unpickler (the
+    fairseq reader allowing only the types it lists; tests/test_fairseq.py and tests/test_marian.py: a hostile one
+    runs nothing)."""
+    readers = {ROOT / "macaron" / "fairseq.py": "safe_globals(SAFE)", ROOT / "macaron" / "marian.py": ""}
     for p in [*(ROOT / "macaron").rglob("*.py"), *(ROOT / "app").rglob("*.py")]:
         code = p.read_text()
-        if p == importer:
-            assert code.count("torch.load(") == 1 and "weights_only=True)" in code and "safe_globals(SAFE)" in code
+        if p in readers:
+            assert code.count("torch.load(") == 1 and "weights_only=True)" in code and readers[p] in code
             assert "pickle.load" not in code and "weights_only=False" not in code
             continue
         for banned in ("import pickle", "torch.load(", "pickle.load", "weights_only=False"):
