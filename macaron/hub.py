@@ -31,7 +31,7 @@ from huggingface_hub import constants
 from .checkpoint import HF_MARIAN, INDEX, OURS, SINGLE, CheckpointError, read_config
 from .decoders import DECODERS
 from .hf import FAMILIES, LOADS, family_of
-from .marian import BIN, READING
+from .marian import BIN, READING, marian_config
 
 CONFIG = "config.json"
 SHARDS = "model-*-of-*.safetensors"
@@ -39,7 +39,8 @@ WEIGHTS = (SINGLE, INDEX, SHARDS)
 TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "vocab.json",
              "merges.txt")
 MARIAN_READING = ("source.spm", "target.spm", "target_vocab.json")  # a Marian model's text (macaron.marian)
-TRANSLATION = (*MARIAN_READING, "generation_config.json")  # what a Marian model is downloaded with beside the rest
+GENERATION = "generation_config.json"
+TRANSLATION = (*MARIAN_READING, GENERATION)  # what a Marian model is downloaded with beside the rest
 # What a cached snapshot is read for. The cache's file list calls a snapshot incomplete when a pattern names a listed
 # file it lacks, so not what only a Marian model is downloaded with and other repositories list too (pytorch_model.bin,
 # generation_config.json: GPT-2's snapshots never had it); complete() asks a Marian snapshot for its pickle.
@@ -303,7 +304,11 @@ def download(name: str, revision: str = "main", progress: Progress | None = None
     where = dict(revision=revision, cache_dir=cache_dir(), endpoint=endpoint())
     config = Path(_ask(lambda: hf_hub_download(name, CONFIG, **where), name, revision))
     kind, fields = read_config(config.parent)
-    if kind not in (OURS, HF_MARIAN):
+    if kind == HF_MARIAN:  # its config and its search's settings judged too, before any weight comes
+        if GENERATION in p.files:
+            _ask(lambda: hf_hub_download(name, GENERATION, **where), name, revision)
+        marian_config(fields, config.parent, unk=0)
+    elif kind != OURS:
         family_of(fields, config.parent)
     bar = TerminalBar if progress is None else reporting(progress)
     folder = Path(_ask(lambda: snapshot_download(name, allow_patterns=list(p.files), tqdm_class=bar, **where),

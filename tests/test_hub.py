@@ -267,6 +267,18 @@ def test_a_pickled_marian_downloads_its_weights_once(caches, fake_hub, tmp_path)
     assert "Helsinki-NLP/opus-mt-de-en" in sources.cached()
 
 
+def test_a_marian_whose_search_is_not_mapped_is_refused_before_its_weights(caches, fake_hub, tmp_path):
+    """A generation setting we do not reproduce (no_repeat_ngram_size) is named from the first files fetched, and no
+    weight is downloaded."""
+    from test_marian import write_marian
+
+    folder = write_marian(tmp_path / "opus-mt-de-en", generation={"no_repeat_ngram_size": 3})
+    fake_hub.add("Helsinki-NLP/opus-mt-de-en", {p.name: p.read_bytes() for p in folder.iterdir()}, model_type="marian")
+    with pytest.raises(CheckpointError, match="no_repeat_ngram_size"):
+        macaron.load("Helsinki-NLP/opus-mt-de-en", device="cpu")
+    assert not any(p.endswith(".safetensors") for p in fake_hub.resolved()), fake_hub.resolved()
+
+
 def test_the_app_progress_is_told_the_bytes(caches, tiny_bert, fake_hub):
     files, _ = tiny_bert
     fake_hub.add("org/tiny-bert", files)
