@@ -310,13 +310,18 @@ def read_weights(folder: Path) -> dict[str, torch.Tensor]:
             tensors = load_file(file)
         except (SafetensorError, OSError, ValueError) as e:
             raise CheckpointError(f"{file}: damaged or truncated safetensors file ({e})") from None
-        for key, t in tensors.items():  # overwritten bytes load fine but poison every trace
-            if t.is_floating_point() and not bool(torch.isfinite(t).all()):
-                bad = int((~torch.isfinite(t)).sum())
-                raise CheckpointError(f"{file}: tensor {key.split(PART)[0]!r} holds {bad:,} NaN or infinite "
-                                      f"value(s); the file is damaged")
+        for key, t in tensors.items():
+            require_finite(file, key.split(PART)[0], t)
         state.update(tensors)
     return _join_parts(state)
+
+
+def require_finite(file: Path, key: str, t: torch.Tensor) -> None:
+    """Overwritten bytes load fine but poison every trace: a float tensor with NaN or infinite values is refused,
+    the file and the tensor named (safetensors, fairseq's and Marian's pickles alike)."""
+    if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+        bad = int((~torch.isfinite(t)).sum())
+        raise CheckpointError(f"{file}: tensor {key!r} holds {bad:,} NaN or infinite value(s); the file is damaged")
 
 
 def _join_parts(state: dict) -> dict:

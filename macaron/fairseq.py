@@ -55,7 +55,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from .checkpoint import CheckpointError
+from .checkpoint import CheckpointError, require_finite
 from .config import ModelConfig
 from .model import Model
 from .moses_bpe import (
@@ -225,13 +225,8 @@ class Entries:
             raise CheckpointError(f"{self.file}: weight {key!r} is missing; is this a {self.arch} checkpoint?")
         self.used.add(key)
         t = self.state[key]
-        if t.is_floating_point():
-            if not bool(torch.isfinite(t).all()):
-                bad = int((~torch.isfinite(t)).sum())
-                raise CheckpointError(f"{self.file}: tensor {key!r} holds {bad:,} NaN or infinite value(s); the file "
-                                      f"is damaged")
-            t = t.float()
-        return t
+        require_finite(self.file, key, t)
+        return t.float() if t.is_floating_point() else t
 
     def left(self, why: dict[str, str]) -> dict[str, str]:
         """{entry: why it is left out} of every entry not taken; an entry no reason covers is refused by name."""

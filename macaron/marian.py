@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .checkpoint import CheckpointError, folder_name, read_json, read_weights
+from .checkpoint import CheckpointError, folder_name, read_json, read_weights, require_finite
 from .config import ModelConfig
 from .moses_bpe import Encoding, ReadingError
 from .translation import EncoderDecoder, Generation, TranslationConfig
@@ -170,8 +170,7 @@ def read_marian_weights(folder: Path) -> dict[str, torch.Tensor]:
     if not isinstance(state, dict) or not all(torch.is_tensor(t) for t in state.values()):
         raise CheckpointError(f"{file}: not a state dict of tensors")
     for key, t in state.items():
-        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
-            raise CheckpointError(f"{file}: tensor {key!r} holds NaN or infinite values; the file is damaged")
+        require_finite(file, key, t)
     return state
 
 
