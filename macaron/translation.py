@@ -155,6 +155,7 @@ class Translation:
     text: str            # target_ids as text: BPE removed, detokenised ("" without a tokenizer)
     score: float         # the search's score of the translation
     beam: int
+    lenpen: float = 1.0  # the length penalty that score was divided by (its length to this power)
 
 
 def beam_search(next_logprobs: Callable[[torch.Tensor], torch.Tensor], beam: int, maxlen: int, vocab_size: int,
@@ -374,6 +375,7 @@ class EncoderDecoder(nn.Module):
         them. `unkpen` (fairseq's): subtracted from <unk>'s log-probability."""
         c, g = self.config, self.config.generation
         beam = (g.num_beams if g else BEAM) if beam is None else beam
+        lenpen = (g.length_penalty if g else 1.0) if lenpen is None else lenpen
         if not isinstance(beam, int) or beam < 1:
             raise InputError(f"beam={beam!r}: give a beam of 1 (greedy) or more")
         if g and unkpen:
@@ -395,14 +397,14 @@ class EncoderDecoder(nn.Module):
             return self.next_logprobs(prefixes, memory)
 
         if g is None:
-            found = beam_search(next_logprobs, beam, maxlen, c.decoder.vocab_size, 1.0 if lenpen is None else lenpen,
-                                unkpen, specials=c.specials)
+            found = beam_search(next_logprobs, beam, maxlen, c.decoder.vocab_size, lenpen, unkpen,
+                                specials=c.specials)
         else:  # max_length: the start, maxlen words and </s>
             found = generate_search(next_logprobs, beam, maxlen + 2, g, c.specials, lenpen)
         best = found[0]
         text = self.tokenizer.target.decode(best.tokens) if self.tokenizer else ""
         target, _ = self._trace(self.decoder, self._target_row(best.tokens), text, TARGET, memory, len(row[0]))
-        return Translation(source, target, best.tokens, text, best.score, beam)
+        return Translation(source, target, best.tokens, text, best.score, beam, lenpen)
 
     @torch.no_grad()
     def trace_target(self, source, target_ids) -> Trajectory:

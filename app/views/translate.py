@@ -123,7 +123,7 @@ def said(found: list) -> None:
         lines.append(f"**{who}{c.source_lang or 'source'} → {c.target_lang or 'target'}:** {tr.text or '(nothing)'}"
                      f" :gray[· {tokens} tokens, {BEAMS[tr.beam]}, score {tr.score:.2f}{hit}{note}]")
     notes = " ".join(filter(None, dict.fromkeys(tr.source.meta.get("reading", "") for _, tr, _ in found)))
-    lenpen = ", ".join(dict.fromkeys(f"{c.generation.length_penalty if c.generation else 1.0:g}" for *_, c in found))
+    lenpen = ", ".join(dict.fromkeys(f"{tr.lenpen:g}" for _, tr, _ in found))
     st.markdown("  \n".join(lines), help=f"Tokens: the translation's subwords before </s>. Score: the search's own, "
                                          f"the summed log-probability of the tokens and </s> over their number to the "
                                          f"power {lenpen} (the model's length penalty; 1: the mean). " + notes)
