@@ -306,6 +306,12 @@ def _each_seed_interval(d: dict) -> str:
                      for p in d["per_seed"])
 
 
+def _too_few_seeds(d: dict, better: str, own: str = "own interval") -> str:
+    """What an interval over seeds that holds 0 leaves unsaid where every seed agrees (every_seed)."""
+    return (f", yet each seed's {own} lies on one side ({_each_seed_interval(d)}): every seed finds {better} the "
+            f"better, and {d['seeds']} seeds are too few for the interval over seeds to say so.")
+
+
 def _measured(d: dict) -> str:
     return f"{_signed(d['mean'])} nats, 95 % interval {_interval(d['t95'])} over {d['seeds']} seeds"
 
@@ -321,9 +327,7 @@ def verdict(d: dict, budget: bool = False) -> str:
     if said == "unknown":
         return f"{label(d, budget)}: no answer; its figures are not finite ({_measured(d)})."
     if said == "none" and (side := every_seed(d)):
-        return (f"{label(d, budget)}: {_measured(d)}, which holds 0, yet each seed's own interval lies on one side "
-                f"({_each_seed_interval(d)}): every seed finds {get_scheme(d[side]).short} the better, and "
-                f"{d['seeds']} seeds are too few for the interval over seeds to say so.")
+        return f"{label(d, budget)}: {_measured(d)}, which holds 0" + _too_few_seeds(d, get_scheme(d[side]).short)
     if said == "none":
         return (f"{label(d, budget)}: no difference found over seeds ({_measured(d)}, which holds 0; "
                 f"each seed: {_each_seed(d)}).")
@@ -384,12 +388,10 @@ def lasting(race: list[RaceRun]) -> str:
     said = outcome(d)
     gap = f"Transformer − control is {_measured(d)}{then}"
     if said == "none":  # few seeds make a wide t-interval: say what each seed's own interval says
-        each, side = _each_seed_interval(d), every_seed(d)
-        if side:
-            return head + gap + f": that interval holds 0, yet each seed's own lies on one side ({each}): every " \
-                f"seed finds the {'control' if side == 'b' else 'Transformer'} the better, and {d['seeds']} seeds " \
-                "are too few for the interval over seeds to say so."
-        return head + gap + f": no gap found over seeds ({each})."
+        if side := every_seed(d):
+            return head + gap + ": that interval holds 0" + _too_few_seeds(
+                d, f"the {'control' if side == 'b' else 'Transformer'}", own="own")
+        return head + gap + f": no gap found over seeds ({_each_seed_interval(d)})."
     return head + gap + (f": the {'control' if said == 'b' else 'Transformer'} is still the better."
                          if said in ("a", "b") else ".")
 
