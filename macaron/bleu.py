@@ -378,7 +378,7 @@ def translate_all(model, sources: list[list[int]], beam: int, lenpen: float, pro
     out = []
     for k, ids in enumerate(tqdm(sources, desc="translating", unit="sentence", disable=not progress)):
         try:
-            out.append(model.translate(ids, beam=beam, lenpen=lenpen).target_ids)
+            out.append(model.search(ids, beam=beam, lenpen=lenpen).tokens)
         except InputError as e:
             raise DataError(f"sentence {k + 1} of the test set: {e}") from None
     return out

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .config import ModelConfig
-from .operators import ACTIVATION, SourceSystem, norm, operator
+from .operators import ACTIVATION, KeyValueCache, SourceSystem, norm, operator
 from .positions import Floater, sinusoids
 from .reading import InputError, Reader, Row
 from .schemes import CONVECTION, CROSS, DIFFUSION, FULL, Sub, substep_label, substep_times
@@ -76,50 +76,55 @@ class Layer(nn.Module):
         return tuple((k, s.fraction, 1) for k, s in enumerate(self.scheme))
 
     def velocity(self, k: int, x, attention_mask=None, position=None, need_weights=False, part: str | None = None,
-                 source: SourceSystem | None = None):
+                 source: SourceSystem | None = None, cache: KeyValueCache | None = None):
         """The operator of sub-step k evaluated at state x: (v [B, T, d], mixing or None). `part`, of an unsplit
         sub-step (F + G at once): its attention (DIFFUSION) or its FFN (CONVECTION) alone. `source`: the other
-        particle system, which a cross-attention sub-step reads."""
+        particle system, which a cross-attention sub-step reads. `cache`: the earlier words' keys and values, x
+        the words after them (incremental decoding)."""
         inp = x if self.post_norm else self.norms[k](x)
         op = self.ops[k]
         if self.scheme[k].kind == CONVECTION:
             return op(inp), None
         if self.scheme[k].kind == CROSS:
-            return op(inp, source, need_weights)
+            return op(inp, source, need_weights, cache)
         if self.scheme[k].kind != FULL:
-            return op(inp, attention_mask, position, need_weights)
+            return op(inp, attention_mask, position, need_weights, cache)
         if part == DIFFUSION:
-            return op.diffusion(inp, attention_mask, position, need_weights)
+            return op.diffusion(inp, attention_mask, position, need_weights, cache)
         if part == CONVECTION:
             return op.ffn(inp, x), None
-        return op(inp, attention_mask, position, need_weights, raw=x)
+        return op(inp, attention_mask, position, need_weights, raw=x, cache=cache)
 
     def substep(self, k: int, x, attention_mask=None, position=None, need_weights=False, fraction: float | None = None,
-                moves: int = 1, sizes: list | None = None, source: SourceSystem | None = None):
+                moves: int = 1, sizes: list | None = None, source: SourceSystem | None = None,
+                cache: KeyValueCache | None = None):
         """Advance x by sub-step k for `fraction` of the step (default: its fraction in the scheme), in
         `moves` Euler moves of fraction/moves each. Post-LN normalises once, after the last move: the
         norm is not part of the sub-flow that finer moves resolve. The mixing weights returned are
         those at the state entering the sub-step. `sizes` receives each move's mean ‖Δx‖²/‖x‖²."""
         h = (self.scheme[k].fraction if fraction is None else fraction) / moves
-        x, weights = self.move(k, x, h, attention_mask, position, need_weights, sizes, source=source)
+        if moves > 1 and cache is not None:
+            raise ValueError("a key-value cache holds one move's keys and values: run Euler moves without it")
+        x, weights = self.move(k, x, h, attention_mask, position, need_weights, sizes, source=source, cache=cache)
         for _ in range(moves - 1):
             x = self.move(k, x, h, attention_mask, position, sizes=sizes, source=source)[0]
         return (self.norms[k](x) if self.post_norm else x), weights
 
     def move(self, k: int, x, h: float, attention_mask=None, position=None, need_weights=False,
-             sizes: list | None = None, part: str | None = None, source: SourceSystem | None = None):
+             sizes: list | None = None, part: str | None = None, source: SourceSystem | None = None,
+             cache: KeyValueCache | None = None):
         """One Euler move of sub-step k's operator (or of one part of an unsplit sub-step: velocity) for a fraction
         h of the layer's step, x + step·h·op, without a post-LN norm: (x', mixing)."""
-        v, weights = self.velocity(k, x, attention_mask, position, need_weights, part, source)
+        v, weights = self.velocity(k, x, attention_mask, position, need_weights, part, source, cache)
         dx = self.step * h * self.drop(v)
         if sizes is not None:  # the move relative to the state, squared: what a penalty keeps small
             sizes.append((dx.float().pow(2).sum(-1) / x.float().pow(2).sum(-1).clamp_min(1e-12)).mean())
         return x + dx, weights
 
     def forward(self, x, attention_mask=None, position=None, record=None, plan=None, sizes: list | None = None,
-                source: SourceSystem | None = None):
+                source: SourceSystem | None = None, cache: KeyValueCache | None = None):
         for k, h, n in plan or self.plan:
-            x, weights = self.substep(k, x, attention_mask, position, record is not None, h, n, sizes, source)
+            x, weights = self.substep(k, x, attention_mask, position, record is not None, h, n, sizes, source, cache)
             if record is not None:
                 record.append(Intermediate(x, weights))
         return x
@@ -179,15 +184,15 @@ class Model(nn.Module):
         """Whether the last state can be read as words: BERT's masked-word head, or a decoder's next-word head."""
         return self.has_mlm_head or self.config.lm_head
 
-    def embed(self, ids):  # [B, T] -> [B, T, d]
+    def embed(self, ids, offset: int = 0):  # [B, T] -> [B, T, d], the words at positions offset, offset + 1, ...
         x = self.token_embedding(ids)  # [B, T, E]
         if self.config.embedding_scale != 1.0:  # fairseq's √d
             x = x * self.config.embedding_scale
         T = ids.shape[1]
         if self.config.position == "learned":
-            x = x + self.position_embedding.weight[:T]
+            x = x + self.position_embedding.weight[offset:offset + T]
         elif self.config.position == "sinusoidal":
-            x = x + sinusoids(T, x.shape[-1], x.device)
+            x = x + sinusoids(offset + T, x.shape[-1], x.device)[offset:]
         x = self.embed_drop(self.embed_norm(x))
         return self.embed_proj(x) if self.config.embedding_size else x  # E -> d, after the norm as in ALBERT
 
@@ -203,19 +208,25 @@ class Model(nn.Module):
         return tuple((i, layer.plan) for i, layer in enumerate(self.layers))
 
     def forward(self, ids, attention_mask=None, record=None, program=None, sizes: list | None = None,
-                source: SourceSystem | None = None):
+                source: SourceSystem | None = None, cache: KeyValueCache | None = None):
         """ids [B, T] -> hidden states [B, T, d] after the final norm. `attention_mask` [B, T] bool: True on real
         tokens, False on padding, which no token attends to (None: no padding). `record`, a list, receives
         an Intermediate (state, mixing) for the embedding and after every sub-step. `program` runs the layers'
         operators in another arrangement: reordered, refined, a layer repeated (default: its own).
         `sizes`, a list, receives every Euler move's mean ‖Δx‖²/‖x‖² (a differentiable scalar each).
-        `source`: the encoder's final states and mask, which a decoder's cross-attention sub-steps read."""
-        x = self.embed(ids)
+        `source`: the encoder's final states and mask, which a decoder's cross-attention sub-steps read.
+        `cache` (a causal decoder's): ids are the words after the cache.length it has read, and join them there."""
+        offset = cache.length if cache is not None else 0
+        x = self.embed(ids, offset)
         if record is not None:
             record.append(Intermediate(x, None))
-        positions = self.block_positions(ids.shape[1])
+        positions = [p if p is None else p[offset:] for p in self.block_positions(offset + ids.shape[1])]
+        if cache is not None:
+            cache.begin()
         for i, plan in self.program() if program is None else program:
-            x = self.layers[i](x, attention_mask, positions[i], record, plan, sizes, source)
+            x = self.layers[i](x, attention_mask, positions[i], record, plan, sizes, source, cache)
+        if cache is not None:
+            cache.length += ids.shape[1]
         return self.final_norm(x)
 
     def head(self, hidden):  # [..., d] -> [..., V]

@@ -50,12 +50,14 @@ class Convection(nn.Module):
         return self.fc2(self.act(self.fc1(x)))
 
 
-def rotary(x: torch.Tensor, dims: int, theta: float) -> torch.Tensor:
+def rotary(x: torch.Tensor, dims: int, theta: float, offset: int = 0) -> torch.Tensor:
     """Rotary positions (Su et al. 2021) as GPT-NeoX and Llama apply them: the first `dims` features of each head
-    [B, H, T, d_head] turned by angles position·θ^(−2i/dims), pairing feature i with i + dims/2."""
+    [B, H, T, d_head] turned by angles position·θ^(−2i/dims), pairing feature i with i + dims/2; the positions start
+    at `offset`."""
     T = x.shape[-2]
     inv = theta ** -(torch.arange(0, dims, 2, device=x.device, dtype=torch.float32) / dims)
-    angles = torch.outer(torch.arange(T, device=x.device, dtype=torch.float32), inv)  # [T, dims/2]
+    positions = torch.arange(offset, offset + T, device=x.device, dtype=torch.float32)
+    angles = torch.outer(positions, inv)  # [T, dims/2]
     cos, sin = (torch.cat([f(angles)] * 2, dim=-1).to(x.dtype) for f in (torch.cos, torch.sin))
     turned, rest = x[..., :dims], x[..., dims:]
     a, b = turned.chunk(2, dim=-1)
@@ -78,6 +80,38 @@ def mix(logits, mask, v, dropout: float, training: bool, batch: int):
         logits = logits.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(logits, dim=-1).expand(batch, -1, -1, -1)
     return F.dropout(weights, dropout, training) @ v, weights
+
+
+class KeyValueCache:
+    """What a causal decoder has computed for the words it has read, so that the next word costs one position's
+    work (incremental decoding): each self-attention's keys and values, in the order the attention sub-steps run
+    (a layer run twice, shared or in a program, holds two entries), and each cross-attention's keys and values of
+    the source, the same at every word. Causal attention makes a word's keys and values depend on the words up to
+    it only, so they never change once computed."""
+
+    def __init__(self):
+        self.length = 0  # the words read so far: the next word's position
+        self.past: list[tuple[torch.Tensor, torch.Tensor]] = []  # [n, kv heads, length, d_head] each
+        self.source: dict[nn.Module, tuple[torch.Tensor, torch.Tensor]] = {}
+        self._next = 0  # the entry of `past` the next attention sub-step extends
+
+    def begin(self):
+        """Model.forward calls this before a pass: its attention sub-steps take their entries in order."""
+        self._next = 0
+
+    def extend(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The keys and values of every word read so far, the new words' [n, heads, t, d_head] appended."""
+        if self._next < len(self.past):
+            k, v = (torch.cat([old, new], dim=2) for old, new in zip(self.past[self._next], (k, v)))
+            self.past[self._next] = k, v
+        else:
+            self.past.append((k, v))
+        self._next += 1
+        return k, v
+
+    def select(self, rows: torch.Tensor):
+        """Keep the rows a search continues (a beam's reordering): row i now holds what row rows[i] held."""
+        self.past = [(k[rows], v[rows]) for k, v in self.past]
 
 
 class Diffusion(nn.Module):
@@ -123,12 +157,13 @@ class Diffusion(nn.Module):
     def _heads(self, x, heads: int | None = None):  # [B, T, heads·d_head] -> [B, heads, T, d_head]
         return split_heads(x, heads or self.n_heads, self.d_head)
 
-    def _mask(self, attention_mask, T: int, device):
-        """Who may attend to whom, [B or 1, 1, T or 1, T] bool (True: may), or None for everyone: the padding
-        (no one attends to it) and, in a decoder, the future."""
+    def _mask(self, attention_mask, T: int, device, S: int | None = None):
+        """Who of S words (default T; the last T are the ones that move) may attend to whom, [B or 1, 1, T or 1, S]
+        bool (True: may), or None for everyone: the padding (no one attends to it) and, in a decoder, the future."""
+        S = T if S is None else S
         mask = None if attention_mask is None else attention_mask[:, None, None, :]
-        if self.causal:
-            past = torch.ones(T, T, dtype=torch.bool, device=device).tril()
+        if self.causal and T > 1:
+            past = torch.ones(T, S, dtype=torch.bool, device=device).tril(S - T)
             mask = past if mask is None else mask & past
         return mask
 
@@ -149,36 +184,45 @@ class Diffusion(nn.Module):
             return (self.r1[:, :T] @ self.r2[:, :T].transpose(-2, -1))[None]
         raise ValueError(part)
 
-    def forward(self, x, attention_mask=None, position=None, need_weights: bool = False):
+    def forward(self, x, attention_mask=None, position=None, need_weights: bool = False,
+                cache: KeyValueCache | None = None):
         """x [B, T, d]; attention_mask [B, T] bool, True on real tokens and False on padding (as SDPA's boolean
         attn_mask: True may be attended to; None: no padding); position [T, d] added to the input
-        (FLOATER). Returns (y [B, T, d], mixing [B, H, T, T] or None)."""
+        (FLOATER). `cache`: x are the words after cache.length earlier ones, whose keys and values it holds (a
+        causal dot-product decoder without padding). Returns (y [B, T, d], mixing [B, H, T, T or all words] or
+        None)."""
         B, T, d = x.shape
         if position is not None:
             x = x + position
         if T > self.max_len and self.parts != ["dot"]:
             raise ValueError(f"{T} tokens exceed this synthesizer's max_len={self.max_len}")
+        if cache is not None and (self.parts != ["dot"] or not self.causal or attention_mask is not None):
+            raise ValueError("a key-value cache serves causal dot-product attention without padding")
         q = k = None
         if "dot" in self.parts:
             kv = self.kv_heads * self.d_head
             q, k, v = self.qkv(x).split([d, kv, kv], dim=-1)
             q, k, v = self._heads(q), self._heads(k, self.kv_heads), self._heads(v, self.kv_heads)
             if self.rotary:
-                q, k = rotary(q, self.rotary, self.theta), rotary(k, self.rotary, self.theta)
+                offset = cache.length if cache else 0
+                q, k = (rotary(t, self.rotary, self.theta, offset) for t in (q, k))
+            if cache is not None:
+                k, v = cache.extend(k, v)
         else:
             v = self._heads(self.value(x))
         p = self.dropout if self.training else 0.0
         fused = self.sdpa or not torch.is_grad_enabled()  # matmul attention is for the backward's sake
+        S = v.shape[2]  # the words attended to: T, or with a cache every word read
         if self.parts == ["dot"] and not need_weights and fused:  # the fast path: fused SDPA kernel
-            causal_only = self.causal and attention_mask is None  # its own causal kernel, no mask to read
+            causal_only = self.causal and attention_mask is None and S == T  # its own causal kernel, no mask to read
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=None if causal_only else
-                                               self._mask(attention_mask, T, x.device), dropout_p=p,
+                                               self._mask(attention_mask, T, x.device, S), dropout_p=p,
                                                is_causal=causal_only, enable_gqa=self.kv_heads != self.n_heads)
             weights = None
         else:
             if self.kv_heads != self.n_heads:  # each key and value head serves a group of query heads
                 k, v = (t.repeat_interleave(self.n_heads // self.kv_heads, dim=1) for t in (k, v))
-            mask = self._mask(attention_mask, T, x.device)
+            mask = self._mask(attention_mask, T, x.device, S)
             parts = [self._logits(part, x, q, k) for part in self.parts]
             if len(parts) == 1:
                 logits = parts[0]
@@ -211,15 +255,19 @@ class CrossAttention(nn.Module):
         self.kv = nn.Linear(d, 2 * d, bias=cfg.bias)  # keys and values from the source's
         self.out = nn.Linear(d, d, bias=cfg.bias)
 
-    def forward(self, x, source: SourceSystem | None, need_weights: bool = False):
-        """x [B, T, d], the target's states; source: the encoder's (its batch of 1 serves every row). Returns
-        (y [B, T, d], mixing [B, H, T, S] or None)."""
+    def forward(self, x, source: SourceSystem | None, need_weights: bool = False, cache: KeyValueCache | None = None):
+        """x [B, T, d], the target's states; source: the encoder's (its batch of 1 serves every row); `cache` keeps
+        the source's keys and values from one call to the next. Returns (y [B, T, d], mixing [B, H, T, S] or None)."""
         if source is None:
             raise ValueError("a cross-attention sub-step reads the source's states: run the decoder with a source")
         B, T, d = x.shape
         q = split_heads(self.q(x), self.n_heads, self.d_head)
-        k, v = (split_heads(t, self.n_heads, self.d_head).expand(B, -1, -1, -1)
-                for t in self.kv(source.states).chunk(2, dim=-1))
+        kv = cache.source.get(self) if cache is not None else None
+        if kv is None:
+            kv = tuple(split_heads(t, self.n_heads, self.d_head) for t in self.kv(source.states).chunk(2, dim=-1))
+            if cache is not None:
+                cache.source[self] = kv
+        k, v = (t.expand(B, -1, -1, -1) for t in kv)
         mask = None if source.mask is None else source.mask[:, None, None, :]  # [B, 1, 1, S]
         p = self.dropout if self.training else 0.0
         if not need_weights:
@@ -242,8 +290,8 @@ class Parallel(nn.Module):
         self.convection = convection(cfg, activation)
         self.ffn_norm = norm(cfg, cfg.d_model) if cfg.parallel_norms else None
 
-    def forward(self, x, attention_mask=None, position=None, need_weights: bool = False, raw=None):
-        y, weights = self.diffusion(x, attention_mask, position, need_weights)
+    def forward(self, x, attention_mask=None, position=None, need_weights: bool = False, raw=None, cache=None):
+        y, weights = self.diffusion(x, attention_mask, position, need_weights, cache)
         return y + self.ffn(x, raw), weights
 
     def ffn(self, x, raw=None):

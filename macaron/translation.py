@@ -6,6 +6,7 @@ through the decoder (a Model too: causal, with a next-word head), whose layers a
 
     m.translate("ein satz .", beam=5)    the source's Trajectory, the target's (teacher-forced on the translation,
                                          every sub-step recorded), the generated ids and the text
+    m.search("ein satz .", beam=5)       the same search's best hypothesis alone, nothing recorded (for BLEU)
     m.target_logits(source_ids, target_ids)   [len(target_ids) + 1, V]: row k the next word after the start token and
                                               target_ids[:k]
 
@@ -17,7 +18,8 @@ as `beam` are finished (its default, stop_early), each scored by its summed log-
 lenpen; beam 1 is its greedy search. At most a·|source| + b words (a = 0, b = 200, its defaults), then every live
 hypothesis ends. Token ids are fairseq's Dictionary's (<pad> 1, </s> 2, <unk> 3): TranslationConfig's defaults.
 Hugging Face Marian models (macaron.marian) by transformers' `generate` (`generate_search`, its Generation settings
-from the model's generation_config.json), starting from the model's decoder_start_token_id.
+from the model's generation_config.json), starting from the model's decoder_start_token_id. Both searches read the
+decoder one new word a step (NextWord: incremental decoding, as fairseq's and transformers' own).
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ from .checkpoint import CheckpointError, default_card, save
 from .config import ModelConfig
 from .model import Model, _aliases, _drop_aliases, _fill_aliases, _is_id_list
 from .moses_bpe import EOS, PAD, UNK, ReadingError, TranslationReading
-from .operators import SourceSystem
+from .operators import KeyValueCache, SourceSystem
 from .reading import InputError
 from .schemes import CROSS
 from .trajectory import Trajectory
@@ -288,6 +290,36 @@ def _beams(processed, prefixes: torch.Tensor, max_length: int, lenpen: float, ea
             zip(finished, finished_scores, finished_sums, is_finished) if f]
 
 
+class NextWord:
+    """The decoder as a search reads it: prefixes [n, t] -> [n, V], the log-probabilities of the word after each,
+    by incremental decoding (KeyValueCache). Causal attention makes a prefix's keys and values depend on its own
+    words only, so the row of the last call's prefixes that is a prefix without its newest word holds them: only
+    the newest word is run. A call whose prefixes do not all extend the last call's (the first) runs them whole."""
+
+    def __init__(self, decoder: Model, source: SourceSystem):
+        self.decoder, self.source = decoder, source
+        self.cache, self.read = KeyValueCache(), None  # the keys and values of `read`, the last call's prefixes
+
+    def __call__(self, prefixes: torch.Tensor) -> torch.Tensor:
+        prefixes = prefixes.to(self.decoder.device)
+        rows = self._parents(prefixes)
+        if rows is None:
+            self.cache, new = KeyValueCache(), prefixes
+        else:
+            self.cache.select(rows)
+            new = prefixes[:, -1:]
+        hidden = self.decoder(new, None, source=self.source, cache=self.cache)[:, -1]
+        self.read = prefixes
+        return F.log_softmax(self.decoder.head(hidden).float(), dim=-1)
+
+    def _parents(self, prefixes: torch.Tensor) -> torch.Tensor | None:
+        """For each prefix the row of the last call's that is it without its newest word, or None if one has none."""
+        if self.read is None or prefixes.shape[1] != self.read.shape[1] + 1:
+            return None
+        same = (prefixes[:, None, :-1] == self.read[None]).all(-1)  # [n, rows read]
+        return same.int().argmax(1) if bool(same.any(1).all()) else None
+
+
 class EncoderDecoder(nn.Module):
     """Two particle systems: `encoder` (a Model) moves the source's particles, `decoder` (a causal Model with a
     next-word head and cross-attention sub-steps) the target's, pulled by the source's final states."""
@@ -342,11 +374,6 @@ class EncoderDecoder(nn.Module):
         ids = torch.tensor([source_ids], device=self.device)
         return SourceSystem(self.encoder(ids), None)
 
-    def next_logprobs(self, prefixes: torch.Tensor, source: SourceSystem) -> torch.Tensor:
-        """[n, V]: the log-probabilities of the word after each prefix [n, t] (each from the start token)."""
-        hidden = self.decoder(prefixes.to(self.device), None, source=source)[:, -1]
-        return F.log_softmax(self.decoder.head(hidden).float(), dim=-1)
-
     @torch.no_grad()
     def target_logits(self, source_ids, target_ids) -> torch.Tensor:
         """[len(target_ids) + 1, V]: row k the next-word logits after the start token and target_ids[:k],
@@ -373,17 +400,39 @@ class EncoderDecoder(nn.Module):
         `max_tokens`: the most words before </s> (default fairseq's a·|source| + b, Marian's max_length); at most the
         decoder's positions − 2, so the teacher-forced trace of the translation, which reads its final </s> too, fits
         them. `unkpen` (fairseq's): subtracted from <unk>'s log-probability."""
-        c, g = self.config, self.config.generation
+        beam, lenpen = self._settings(beam, lenpen, unkpen)
+        row = self.source_row(text_or_source_ids)
+        source, states = self._trace(self.encoder, row, text_or_source_ids if isinstance(text_or_source_ids, str)
+                                     else "", SOURCE)
+        memory = SourceSystem(states, None)
+        best = self._search(row, memory, beam, max_tokens, lenpen, unkpen)
+        text = self.tokenizer.target.decode(best.tokens) if self.tokenizer else ""
+        target, _ = self._trace(self.decoder, self._target_row(best.tokens), text, TARGET, memory, len(row[0]))
+        return Translation(source, target, best.tokens, text, best.score, beam, lenpen)
+
+    @torch.no_grad()
+    def search(self, text_or_source_ids, beam: int | None = None, max_tokens: int | None = None,
+               lenpen: float | None = None, unkpen: float = 0.0) -> Hypothesis:
+        """translate's search alone, nothing traced: its best hypothesis (words ending with </s>, score), what a BLEU
+        score reads."""
+        beam, lenpen = self._settings(beam, lenpen, unkpen)
+        row = self.source_row(text_or_source_ids)
+        return self._search(row, self.encode(row[0]), beam, max_tokens, lenpen, unkpen)
+
+    def _settings(self, beam, lenpen, unkpen) -> tuple[int, float]:
+        """(beam, lenpen) as given, else the model's own; checked."""
+        g = self.config.generation
         beam = (g.num_beams if g else BEAM) if beam is None else beam
         lenpen = (g.length_penalty if g else 1.0) if lenpen is None else lenpen
         if not isinstance(beam, int) or beam < 1:
             raise InputError(f"beam={beam!r}: give a beam of 1 (greedy) or more")
         if g and unkpen:
             raise InputError("unkpen is fairseq's: transformers' generate has no penalty for <unk>")
-        row = self.source_row(text_or_source_ids)
-        source, states = self._trace(self.encoder, row, text_or_source_ids if isinstance(text_or_source_ids, str)
-                                     else "", SOURCE)
-        memory = SourceSystem(states, None)
+        return beam, lenpen
+
+    def _search(self, row, memory: SourceSystem, beam: int, max_tokens, lenpen: float, unkpen: float) -> Hypothesis:
+        """The best hypothesis of the model's own search for the source `row`, whose final states are `memory`."""
+        c, g = self.config, self.config.generation
         if max_tokens is None:  # the words before </s> each search allows by default
             maxlen = int(MAX_LEN_A * len(row[0]) + MAX_LEN_B) if g is None else \
                 (g.max_length or min(NEW_TOKENS + 1, c.decoder.max_len)) - 2
@@ -392,19 +441,11 @@ class EncoderDecoder(nn.Module):
         maxlen = min(maxlen, c.decoder.max_len - 2)
         if maxlen < 1:
             raise InputError(f"max_tokens={max_tokens}: give at least one word")
-
-        def next_logprobs(prefixes):
-            return self.next_logprobs(prefixes, memory)
-
+        next_logprobs = NextWord(self.decoder, memory)
         if g is None:
-            found = beam_search(next_logprobs, beam, maxlen, c.decoder.vocab_size, lenpen, unkpen,
-                                specials=c.specials)
-        else:  # max_length: the start, maxlen words and </s>
-            found = generate_search(next_logprobs, beam, maxlen + 2, g, c.specials, lenpen)
-        best = found[0]
-        text = self.tokenizer.target.decode(best.tokens) if self.tokenizer else ""
-        target, _ = self._trace(self.decoder, self._target_row(best.tokens), text, TARGET, memory, len(row[0]))
-        return Translation(source, target, best.tokens, text, best.score, beam, lenpen)
+            return beam_search(next_logprobs, beam, maxlen, c.decoder.vocab_size, lenpen, unkpen,
+                               specials=c.specials)[0]
+        return generate_search(next_logprobs, beam, maxlen + 2, g, c.specials, lenpen)[0]  # the start, maxlen, </s>
 
     @torch.no_grad()
     def trace_target(self, source, target_ids) -> Trajectory:

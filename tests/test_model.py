@@ -519,3 +519,33 @@ def test_the_race_schemes_hold_the_minis_parameters_within_a_fifth_of_a_percent(
     layer = build(ModelConfig.named("mini", scheme="transformer-halves", vocab_size=64, max_len=16)).layers[0]
     assert [(s.kind, s.fraction) for s in layer.scheme] == [(DIFFUSION, 1.0), (CONVECTION, 0.5), (CONVECTION, 0.5)]
     assert [op.fc1.out_features for op in layer.ops[1:]] == [512, 512] and layer.ops[1] is not layer.ops[2]
+
+
+@pytest.mark.parametrize("kw", [
+    dict(scheme="macaron", norm="pre", position="learned", cross_attention=True),
+    dict(scheme="transformer", norm="post", position="sinusoidal", shared=True, cross_attention=True),
+    dict(scheme="unsplit", norm="pre", position="rotary", rotary_dims=4, n_kv_heads=2, norm_kind="rms"),
+    dict(scheme="att-ffn-att", norm="pre", position="floater"),
+])
+def test_incremental_decoding_gives_the_full_pass_next_words(kw):
+    """A search reads the decoder one new word at a time (NextWord, its KeyValueCache); each call's log-probabilities
+    are those of the full pass over every prefix (itself checked against fairseq's and transformers' computations),
+    while prefixes branch and die as in a beam, and the cache holds exactly the words read."""
+    import torch.nn.functional as F
+
+    from macaron.operators import SourceSystem
+    from macaron.translation import NextWord
+
+    decoder = tiny(causal=True, lm_head=True, mlm_head=False, dropout=0.0, **kw)
+    source = SourceSystem(torch.randn(1, 5, 32), None) if kw.get("cross_attention") else None
+    step = NextWord(decoder, source)
+    generator = torch.Generator().manual_seed(1)
+    prefixes = torch.zeros(1, 1, dtype=torch.long)
+    for t in range(1, 12):
+        with torch.no_grad():
+            full = F.log_softmax(decoder.head(decoder(prefixes, None, source=source)[:, -1]), dim=-1)
+            ours = step(prefixes)
+        assert torch.allclose(ours, full, atol=1e-5), t
+        assert step.cache.length == t and all(k.shape[:3] == (len(prefixes), k.shape[1], t) for k, _ in step.cache.past)
+        parents = torch.randint(0, len(prefixes), (3,), generator=generator)  # some rows continue twice, some end
+        prefixes = torch.cat([prefixes[parents], torch.randint(3, 300, (3, 1), generator=generator)], dim=1)
