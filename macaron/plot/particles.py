@@ -345,7 +345,7 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     three = np.shape(proj.coords)[-1] == 3
     mixing = any(m is not None for m in traj.mixing)
     split = 0.64 if mixing else 1.0
-    margin = dict(l=60, r=12, t=86, b=104)
+    margin = dict(l=60, r=12, t=86 + 3 * (font_size - 14), b=104)  # the title and the legend grow with the font
     margin["t"] += (legend_rows(traj, font_size, width, margin) - 1) * (12 + 2 * font_size)  # a row as tall as the font
     plot_h = height - margin["t"] - margin["b"]
     p = plane(traj, proj, trail=trail, labels=labels, font_px=font_size, head=head,
