@@ -17,6 +17,7 @@ import pytest
 import macaron
 from conftest import make_tiny_models, make_tiny_translation
 from macaron import analysis, plot
+from macaron.plot.style import short_token
 from macaron.schemes import CONVECTION, CROSS, DIFFUSION
 from macaron.translation import EXAMPLES, joint
 from test_marian import GERMAN, write_marian
@@ -111,7 +112,9 @@ def test_move_shares_are_each_kinds_share_of_the_path(translated):
 
 def test_the_figure_of_two_systems(translated):
     """One frame per state; the legend names the two systems; a particle that does not move draws no arrow; the
-    slider's ticks count the encoder's layers and then the decoder's."""
+    matrix beside is the block that moves, recomputed from each system's own trajectory (the encoder's attention
+    and FFN source × source, the decoder's self-attention and FFN translation × translation, its cross-attention
+    translation × source); the slider's ticks count the encoder's layers and then the decoder's."""
     _, tr = translated
     both = joint(tr)
     from test_plot import decoded, validated
@@ -129,13 +132,19 @@ def test_the_figure_of_two_systems(translated):
             assert not drawn[:S].any() and drawn[S:].all()
         else:
             assert not drawn.any()
-    for f in range(1, both.n_steps + 1):  # a convection sub-step's matrix: the identity on the moving system only
-        if both.steps[f - 1].kind == CONVECTION:
-            z = decoded(fig.to_dict()["frames"][f]["data"][-1]["z"]).reshape(len(both.tokens), -1)
-            moving = slice(0, S) if f <= E else slice(S, len(both.tokens))
-            expected = np.zeros_like(z)
-            expected[moving, moving] = 100 * np.eye(len(both.tokens))[moving, moving]
-            np.testing.assert_array_equal(z, expected)
+    frames = fig.to_dict()["frames"]
+    for f in range(1, both.n_steps + 1):  # the matrix: the moving system's rows over the system it listens to
+        system, k = (tr.source, f - 1) if f <= E else (tr.target, f - 1 - E)
+        step, heat = system.steps[k], frames[f]["data"][-1]
+        listened = tr.source if f <= E or step.kind == CROSS else tr.target
+        at = {id(tr.source): range(S), id(tr.target): range(S, len(both.tokens))}  # their places in `both`
+        assert [int(label.split("·")[0]) for label in heat["y"]] == list(at[id(system)])
+        assert [int(label.split("·")[0]) for label in heat["x"]] == list(at[id(listened)])
+        z = decoded(heat["z"]).reshape(len(system.tokens), -1)
+        expected = 100 * (np.eye(len(system.tokens)) if step.kind == CONVECTION else system.mixing[k].mean(0))
+        np.testing.assert_array_equal(z, np.rint(expected))
+        layout = frames[f]["layout"]
+        assert layout["yaxis2"]["tickvals"] == heat["y"] and layout["xaxis2"]["tickvals"] == heat["x"]
     ticks = [s.label for s in fig.layout.sliders[0].steps if s.label]
     layers = int(tr.source.times[-1])
     assert ticks == ["0"] + [f"E{k}" for k in range(1, layers + 1)] + [f"D{k}" for k in range(1, layers + 1)]
@@ -227,6 +236,9 @@ def server(pair_dir, tmp_path_factory):
 
 TITLE = "() => document.querySelector('.js-plotly-plot .gtitle')?.textContent || ''"
 LEGEND = "() => Array.from(document.querySelectorAll('.js-plotly-plot .legendtext')).map(e => e.textContent)"
+SEEN = ("() => ({title: document.querySelector('.js-plotly-plot .gtitle')?.textContent || '', "
+        "rows: Array.from(document.querySelectorAll('.js-plotly-plot .y2tick text')).map(e => e.textContent), "
+        "cols: Array.from(document.querySelectorAll('.js-plotly-plot .x2tick text')).map(e => e.textContent)})")
 
 
 @pytest.mark.parametrize("name, sentence", [("tiny-macaron-de-en", SENTENCE), (MARIAN, GERMAN[3])])
@@ -251,12 +263,19 @@ def test_play_moves_both_systems_on_the_first_screen(server, browser, size, name
         plane = pg.locator(".js-plotly-plot .nsewdrag").first
         before = plane.screenshot()
         pg.locator(".js-plotly-plot .updatemenu-button").first.click()
-        titles = set()
+        titles, crossed = set(), []
         for _ in range(60):
             pg.wait_for_timeout(150)
-            titles.add(pg.evaluate(TITLE))
+            seen = pg.evaluate(SEEN)
+            titles.add(seen["title"])
+            if "external field (cross-attention)" in seen["title"]:
+                crossed.append(seen)
         assert any(t.startswith("encoder layer") for t in titles), titles
-        assert any("external field (cross-attention)" in t and t.startswith("decoder layer") for t in titles), titles
+        assert any(t.startswith("decoder layer") for t in titles) and crossed, titles
+        # the matrix drawn beside a cross-attention sub-step: each translation particle's row over the source's columns
+        for seen in crossed:
+            assert seen["rows"] == [short_token(t) for t in tr.target.tokens], seen
+            assert seen["cols"] == [short_token(t) for t in tr.source.tokens], seen
         SHOTS.mkdir(exist_ok=True)
         pg.screenshot(path=str(SHOTS / f"translate-{name}-{size[0]}x{size[1]}.png"))
         assert plane.screenshot() != before  # the particles moved on the screen

@@ -180,8 +180,9 @@ def animation(picked, text: str, beam: int, both, dim: str, hide_special: bool, 
         f"seeing only those before it; {state.swatch(CROSS_COLOR)} **cross-attention**, a pull toward the source's "
         f"particles; {state.swatch(CONVECTION_COLOR)} the **FFN**, each on its own. Dotted arrows join each particle "
         "to the one it listens to most; in a cross-attention sub-step that is a source particle. The matrix "
-        "puts both systems in one: rows and columns are the source's particles, then the translation's; a "
-        "cross-attention sub-step fills the translation's rows in the source's columns.", unsafe_allow_html=True)
+        "shows the particles that move (its rows) and those they listen to (its columns): the source's over the "
+        "source's while the encoder runs, then the translation's over the translation's, or over the source's in a "
+        "cross-attention sub-step.", unsafe_allow_html=True)
     return proj, fig
 
 

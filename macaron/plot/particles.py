@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
 from ..analysis import Projection, displacement_norms, kept_states
-from ..schemes import CONVECTION, DIFFUSION, FULL, SUBSTEP_KINDS
+from ..schemes import CONVECTION, CROSS, DIFFUSION, FULL, SUBSTEP_KINDS
 from ..trajectory import Trajectory
 from .style import (
     KIND_COLOR,
@@ -297,34 +297,62 @@ def legend_rows(traj: Trajectory, font_px: int, width: int | tuple[int, int], ma
     return 1 if sum(40 + 0.5 * font_px * len(n) for n in names) <= narrowest - margin["l"] - margin["r"] else 2
 
 
-def mixing_state(traj: Trajectory, f: int, head: int | None) -> tuple[np.ndarray, list, str]:
-    """(matrix in whole per cent, colour scale, caption) of the sub-step that produced state f: its
-    mixing matrix, the identity for convection (each particle reads only itself), blank for the
-    embedding. Per cent as bytes keep 19 frames of a 32 × 32 matrix small for the browser."""
-    T = len(traj.tokens)
+class Mixing(NamedTuple):
+    """What the matrix beside the plane shows at a frame: `z` [rows, columns] in whole per cent, its colour scale, a
+    caption, and which particles the rows and the columns are (indices into the trajectory's tokens)."""
+
+    z: np.ndarray
+    scale: list
+    caption: str
+    rows: np.ndarray
+    cols: np.ndarray
+
+
+def mixing_block(traj: Trajectory, f: int) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, columns) of the particles frame f's sub-step mixes: all of one system; of two (translation.joint), the
+    moving system's rows over the columns of the system it listens to: the source's own during the encoder (and the
+    embedding), the translation's for the decoder's self-attention and FFN, the source's for its cross-attention."""
+    every = np.arange(len(traj.tokens))
+    two = traj.meta.get("two_systems")
+    if not two:
+        return every, every
+    source, target = every[:two["source"]], every[two["source"]:]
+    step = traj.steps[f - 1] if f else None
+    if step is None or step.time <= two["encoder_layers"]:
+        return source, source
+    return target, source if step.kind == CROSS else target
+
+
+def mixing_state(traj: Trajectory, f: int, head: int | None) -> Mixing:
+    """The matrix of the sub-step that produced state f, over its block (mixing_block): its mixing matrix, the
+    identity for convection (each particle reads only itself), blank for the embedding. Per cent as bytes keep 19
+    frames of a 32 × 32 matrix small for the browser."""
+    rows, cols = mixing_block(traj, f)
     if f == 0:
-        return np.zeros((T, T), np.uint8), _scale("#ffffff"), "embedding: no sub-step yet"
+        return Mixing(np.zeros((len(rows), len(cols)), np.uint8), _scale("#ffffff"), "embedding: no sub-step yet",
+                      rows, cols)
     kind, m = traj.steps[f - 1].kind, traj.mixing[f - 1]
-    if m is None:  # each particle that moves reads only itself (of two systems, one waits: its rows stay blank)
-        moved = np.any(traj.states[f] != traj.states[f - 1], axis=-1) if "two_systems" in traj.meta else True
-        return np.diag(np.broadcast_to(moved, (T,))).astype(np.uint8) * 100, MIXING_SCALE[CONVECTION], \
-            f"{KIND_NAME[kind]}: identity"
+    if m is None:
+        return Mixing(np.eye(len(rows), dtype=np.uint8) * 100, MIXING_SCALE[CONVECTION], f"{KIND_NAME[kind]}: identity",
+                      rows, cols)
     which = f"mean of {m.shape[0]} heads" if head is None or m.shape[0] == 1 else f"head {head + 1}"
-    w = np.rint(100 * np.asarray(_mixing(traj, f - 1, head), np.float64)).astype(np.uint8)
-    return w, MIXING_SCALE[kind], f"{KIND_NAME[kind]}: {which}"
+    w = np.asarray(_mixing(traj, f - 1, head), np.float64)[np.ix_(rows, cols)]
+    return Mixing(np.rint(100 * w).astype(np.uint8), MIXING_SCALE[kind], f"{KIND_NAME[kind]}: {which}", rows, cols)
+
+
+def _names(traj: Trajectory) -> list[str]:
+    return [esc(display_token(t, i)) for i, t in enumerate(traj.tokens)]  # unique: categories of both axes
 
 
 def _mixing_trace(traj: Trajectory, f: int, head: int | None, axes=("x2", "y2")) -> dict:
-    names = [esc(display_token(t, i)) for i, t in enumerate(traj.tokens)]  # unique: categories of both axes
-    z, scale, _ = mixing_state(traj, f, head)
-    return dict(type="heatmap", z=z, x=names, y=names, colorscale=scale, zmin=0, zmax=100, showscale=False,
-                xgap=0.5, ygap=0.5, hovertemplate="%{y} listens to %{x}: %{z}%<extra></extra>",
-                xaxis=axes[0], yaxis=axes[1])
+    return dict(_mixing_frame(traj, f, head), zmin=0, zmax=100, showscale=False, xgap=0.5, ygap=0.5,
+                hovertemplate="%{y} listens to %{x}: %{z}%<extra></extra>", xaxis=axes[0], yaxis=axes[1])
 
 
 def _mixing_frame(traj: Trajectory, f: int, head: int | None) -> dict:
-    z, scale, _ = mixing_state(traj, f, head)
-    return dict(type="heatmap", z=z, colorscale=scale)
+    z, scale, _, rows, cols = mixing_state(traj, f, head)
+    names = _names(traj)
+    return dict(type="heatmap", z=z, x=[names[i] for i in cols], y=[names[i] for i in rows], colorscale=scale)
 
 
 def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int = 4, labels: str = "auto",
@@ -358,14 +386,16 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
         out = []
         if mixing:
             out.append(dict(text=f"<b>who pulls whom</b> (row listens to column)<br>"
-                                 f"{esc(mixing_state(traj, f, head)[2])}",
-                            x=(split + 0.1 + 1.0) / 2, y=1.0, xref="paper", yref="paper", xanchor="center",
-                            yanchor="bottom", showarrow=False, font=dict(size=font_size - 2)))
+                                 f"{esc(mixing_state(traj, f, head).caption)}",
+                            x=1.0, y=1.0, xref="paper", yref="paper", xanchor="right", align="right",
+                            yanchor="bottom", showarrow=False, font=dict(size=font_size - 2)))  # never past the edge
         return out
 
+    matrix_ticks = mixing and "two_systems" in traj.meta  # the matrix's block, so its names, change with the frame
     frames = [dict(name=str(f), traces=list(range(len(data))),
                    data=plane_frame(p, f) + ([_mixing_frame(traj, f, head)] if mixing else []),
-                   layout=dict(title=dict(text=frame_title(traj, f)), annotations=annotations(f)))
+                   layout=dict(title=dict(text=frame_title(traj, f)), annotations=annotations(f),
+                               **(_matrix_ticks(traj, f) if matrix_ticks else {})))
               for f in range(S)]
     layout = base_layout(height, title=dict(text=frame_title(traj, start), x=0.0, xanchor="left", xref="paper",
                                             y=1.0 - 12 / height, yref="container", yanchor="top",
@@ -390,7 +420,8 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
         layout["yaxis"] = dict(title=dict(text=axis_title(1, proj.explained)), range=p.ranges[1], autorange=False,
                                zeroline=False, **true_aspect("x"))
     if mixing:
-        layout.update(_matrix_axes(traj, plot_widths(width, margin, 0.9 - split)[0], plot_h, split, font_size))
+        layout.update(_matrix_axes(traj, plot_widths(width, margin, 0.9 - split)[0], plot_h, split, font_size,
+                                   start))
     # slider ticks at the layer boundaries, on the title's clock; the full sub-step is the title
     h, two = traj.meta.get("step", 1.0), traj.meta.get("two_systems")
     ticks = [slider_label(t, h, two and two["encoder_layers"]) for t in traj.times]
@@ -399,35 +430,49 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     return figure(data, layout, frames)
 
 
-def _matrix_axes(traj: Trajectory, width_px: float, height_px: float, split: float, font_size: int) -> dict:
-    """The matrix's axes beside the plane: rows and columns both named by their tokens (up to 40; beyond, hover
-    names them), in a font as large as a row and a column leave room for, the names of the columns upright
-    under the matrix."""
-    T = len(traj.tokens)
-    names = _mixing_trace(traj, 0, None)["y"]
-    short = [esc(short_token(t)) for t in traj.tokens]
-    shown = names if T <= 40 else []
-    px = int(np.clip(0.75 * min(width_px, height_px) / T, 8, font_size - 2))
-    room = (0.62 * px * max(map(len, short)) + 8) if shown else 0  # the upright column names, in pixels
-    axis = dict(showgrid=False, zeroline=False, tickmode="array", tickvals=shown, ticktext=short,
-                tickfont=dict(size=px))
-    return dict(xaxis2=dict(axis, domain=[split + 0.1, 1.0], anchor="y2", tickangle=-90),
-                yaxis2=dict(axis, domain=[min(0.4, room / height_px), 1.0], anchor="x2", autorange="reversed"))
+def _matrix_axes(traj: Trajectory, width_px: float, height_px: float, split: float, font_size: int, f: int
+                 ) -> dict:
+    """The matrix's axes beside the plane: rows and columns named by their tokens (mixing_block's; up to 40, beyond,
+    hover names them), in a font as large as a row and a column of the largest block leave room for, the names of
+    the columns upright under the matrix."""
+    n = max(len(part) for g in range(traj.n_steps + 1) for part in mixing_block(traj, g))  # the largest block
+    px = int(np.clip(0.75 * min(width_px, height_px) / n, 8, font_size - 2))
+    room = (0.62 * px * max(len(short_token(t)) for t in traj.tokens) + 8) if n <= 40 else 0  # upright names, px
+    axes = _matrix_ticks(traj, f)
+    axes["xaxis2"].update(showgrid=False, zeroline=False, tickfont=dict(size=px), domain=[split + 0.1, 1.0],
+                          anchor="y2", tickangle=-90)
+    axes["yaxis2"].update(showgrid=False, zeroline=False, tickfont=dict(size=px), domain=[min(0.4, room / height_px),
+                                                                                         1.0], anchor="x2")
+    return axes
+
+
+def _matrix_ticks(traj: Trajectory, f: int) -> dict:
+    """The names of the rows and columns of frame f's matrix (none past 40 tokens: hover names them), the first row
+    on top."""
+    names, short = _names(traj), [esc(short_token(t)) for t in traj.tokens]
+    rows, cols = mixing_block(traj, f)
+    shown = max(len(rows), len(cols)) <= 40
+
+    def ticks(which, span):  # the range too: an axis of categories keeps the first frame's count otherwise
+        return dict(tickmode="array", tickvals=[names[i] for i in which] if shown else [],
+                    ticktext=[short[i] for i in which], range=span, autorange=False)
+
+    return dict(xaxis2=ticks(cols, [-0.5, len(cols) - 0.5]), yaxis2=ticks(rows, [len(rows) - 0.5, -0.5]))
 
 
 def mixing_heatmap(traj: Trajectory, step: int, head: int | None = None, height: int | None = None) -> go.Figure:
     """Row i = how particle i spreads its attention over the particles j (each row sums to 100 %)."""
     _mixing(traj, step, head)  # a convection step has no mixing matrix: say so
-    T = len(traj.tokens)
     trace = _mixing_trace(traj, step + 1, head, ("x", "y"))
     trace.update(showscale=True, colorbar=dict(title=dict(text="weight"), ticksuffix="%", thickness=14))
-    names = trace["y"]
+    T = len(trace["y"])
+    ticks = _matrix_ticks(traj, step + 1)["xaxis2"]
     layout = base_layout(height or int(min(760, max(380, 18 * T + 170))),
                          title=dict(text=f"Who pulls whom · {esc(traj.steps[step].label.split(' · ')[0])} · "
-                                         f"{esc(mixing_state(traj, step + 1, head)[2])}", x=0, font=dict(size=15)),
-                         xaxis=dict(title=dict(text="listens to … (key j)"), side="bottom", tickmode="array",
-                                    tickvals=names, ticktext=[esc(short_token(t)) for t in traj.tokens],
-                                    tickangle=-90 if T > 12 else -50),
+                                         f"{esc(mixing_state(traj, step + 1, head).caption)}", x=0,
+                                    font=dict(size=15)),
+                         xaxis=dict(ticks, title=dict(text="listens to … (key j)"), side="bottom",
+                                    tickangle=-90 if len(trace["x"]) > 12 else -50),
                          yaxis=dict(title=dict(text="particle i (query)"), autorange="reversed",
                                     tickfont=dict(size=11 if T > 20 else 13)),
                          margin=dict(l=110, r=20, t=50, b=110))

@@ -128,15 +128,14 @@ class _Slides:
             x += t.get_window_extent(renderer).width / self.fig.bbox.width
 
     def _matrix(self, f: int) -> None:
-        z, scale, caption = mixing_state(self.traj, f, self.head)
+        z, scale, caption, rows, cols = mixing_state(self.traj, f, self.head)
         m = self.mat
         m.clear()
         m.imshow(z, cmap=_cmap(scale), vmin=0, vmax=100, aspect="auto", interpolation="nearest")
-        T = len(self.traj.tokens)
         names = [short_token(t) for t in self.traj.tokens]
-        step = max(1, int(np.ceil(T / 24)))  # at most ~24 names fit
-        m.set_yticks(range(0, T, step), names[::step], fontsize=8)
-        m.set_xticks(range(0, T, step), names[::step], fontsize=8, rotation=90)
+        for which, set_ticks, turn in ((rows, m.set_yticks, 0), (cols, m.set_xticks, 90)):
+            step = max(1, int(np.ceil(len(which) / 24)))  # at most ~24 names fit
+            set_ticks(range(0, len(which), step), [names[i] for i in which[::step]], fontsize=8, rotation=turn)
         m.set_title(f"who pulls whom (row listens to column)\n{caption}", fontsize=FONT_PT - 1)
         m.tick_params(length=0)
 
