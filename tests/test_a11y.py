@@ -149,3 +149,46 @@ def test_no_wcag21_violation_while_the_animation_plays(server, page):  # noqa: F
                            timeout=10_000)
     violations = axe_violations(page)
     assert not violations, f"axe-core on / while ▶ Play runs:\n{report(violations)}"
+
+
+# ---- the figures' own text: SVG, which axe-core does not judge -------------------------------------------------
+SVG_TEXT = """() => Array.from(document.querySelectorAll('.js-plotly-plot svg text, .js-plotly-plot svg tspan'))
+    .map(t => {
+        const own = Array.from(t.childNodes).filter(n => n.nodeType === 3).map(n => n.textContent).join('').trim();
+        const box = t.getBoundingClientRect(), s = getComputedStyle(t);
+        let alpha = parseFloat(s.fillOpacity || '1');
+        for (let e = t; e && e.tagName !== 'svg'; e = e.parentElement) alpha *= parseFloat(getComputedStyle(e).opacity);
+        return {text: own, fill: s.fill, alpha, px: parseFloat(s.fontSize), weight: parseInt(s.fontWeight),
+                drawn: box.width > 0 && box.height > 0};
+    }).filter(t => t.text && t.drawn)"""
+
+
+def contrast_on_white(fill: str, alpha: float) -> float:
+    """WCAG 2.1's contrast ratio of 'rgb(r, g, b)' or 'rgba(r, g, b, a)', at opacity `alpha`, over white."""
+    values = [float(v) for v in fill[fill.index("(") + 1:-1].split(",")]
+    a = alpha * (values[3] if len(values) > 3 else 1.0)
+    channels = [(a * v + (1 - a) * 255) / 255 for v in values[:3]]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    return 1.05 / (luminance + 0.05)
+
+
+@pytest.mark.parametrize("path, play", [("/", True), ("/compare", True), ("/lab", True), ("/dynamics", False)])
+def test_the_figures_text_has_wcag_aa_contrast(server, page, path, play):  # noqa: F811
+    """Every word and number a figure draws (titles in a sub-step's colour, the toy lab's readout in each scheme's,
+    axes, legends, labels) has 4.5 : 1 on the figure's white, 3 : 1 where large (24 px, or 18.66 px bold): WCAG
+    2.1 AA, sampled while ▶ Play runs, where each frame's title takes its sub-step's colour."""
+    url, _ = server
+    page.goto(f"{url}{path}")
+    ready(page)
+    texts = page.evaluate(SVG_TEXT)
+    if play:
+        page.locator(".js-plotly-plot .updatemenu-button").first.click()
+        for _ in range(16):
+            page.wait_for_timeout(200)
+            texts += page.evaluate(SVG_TEXT)
+    assert len(texts) > 20
+    low = {(t["text"][:40], t["fill"], round(contrast_on_white(t["fill"], t["alpha"]), 2)) for t in texts
+           if contrast_on_white(t["fill"], t["alpha"]) < (3.0 if t["px"] >= 24 or (t["px"] >= 18.66 and
+                                                                                  t["weight"] >= 700) else 4.5)}
+    assert not low, sorted(low)

@@ -27,7 +27,7 @@ def chart(key: str, fig, where=st) -> None:
     """A figure under its title, with its one-sentence explanation and the paper it tests."""
     title, text, paper = P.CHARTS[key]
     where.markdown(f"**{title}**")
-    where.plotly_chart(fig, key=f"d_{key}", config=dict(displaylogo=False))
+    where.plotly_chart(fig, key=f"d_{key}", config=dict(displaylogo=False), theme=None)  # our fonts and greys
     where.caption(f"{text} *{paper}.*")
 
 
@@ -180,7 +180,7 @@ def ode_experiments(picks, models, sents, labels, view: str, run_exp: bool, n_ex
         with right:
             st.markdown("**Interaction energy past the trained depth**")
             st.plotly_chart(P.over_depth(extended, "energy", labels, trained_depth=depth), key="d_ext_energy",
-                            config=dict(displaylogo=False))
+                            config=dict(displaylogo=False), theme=None)
             again = "; ".join(_past(m) for m in models)
             st.caption(f"The same runs ({again}): the energy of the token cloud, "
                        "as above, past the depth the model was trained for. *Geshkovski, Koubbi, Polyanskiy & "

@@ -29,6 +29,7 @@ from .style import (
     equal_units,
     esc,
     figure,
+    ink,
     label_priority,
     label_traces,
     padded_range,
@@ -43,7 +44,7 @@ from .style import (
 def _state_label(traj: Trajectory, f: int) -> str:
     """A state's sub-step in words, in its kind's colour."""
     kind = kinds_of(traj)[f]
-    return f"<span style='color:{KIND_COLOR.get(kind, '#222')}'>{esc(traj.labels[f])}</span>"
+    return f"<span style='color:{ink(KIND_COLOR.get(kind, '#222222'))}'>{esc(traj.labels[f])}</span>"
 
 
 def _clock(grid: np.ndarray, start_time: float, height: int, margin: dict, font_size: int,

@@ -22,6 +22,7 @@ from .style import (
     base_layout,
     esc,
     figure,
+    ink,
     padded_range,
     play_controls,
     scheme_name,
@@ -59,7 +60,7 @@ def _segments(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 # ---- 1 · particles under the exact flow and under each scheme ---------------------------------------
 def _readout(t: float, k: int, n_steps: int, gamma: float, errors: dict[str, float]) -> str:
-    parts = [f"<span style='color:{scheme_style(s).color}'><b>{esc(_scheme(s).short)}</b> {e:.3g}</span>"
+    parts = [f"<span style='color:{ink(scheme_style(s).color)}'><b>{esc(_scheme(s).short)}</b> {e:.3g}</span>"
              for s, e in errors.items()]
     head = f"<b>t = {t:.3g}</b> · step {k} of {n_steps} (γ = {gamma:.3g})"
     if not parts:

@@ -26,6 +26,7 @@ from .style import (
     equal_units,
     esc,
     figure,
+    ink,
     label_priority,
     label_traces,
     padded_range,
@@ -70,7 +71,7 @@ def frame_title(traj: Trajectory, f: int) -> str:
     if step is None:
         return f"<b>embedding</b>  ·  t = 0, before layer 1  ·  {count}"
     layer, what = step.label.split(" · ", 1)
-    return (f"<b>{esc(layer)} · <span style='color:{KIND_COLOR[step.kind]}'>{esc(what)}</span></b>"
+    return (f"<b>{esc(layer)} · <span style='color:{ink(KIND_COLOR[step.kind])}'>{esc(what)}</span></b>"
             f"  ·  {clock(traj, step.time)}  ·  {count}")
 
 
