@@ -316,8 +316,9 @@ def test_presenter_mode_fills_the_screen_as_the_other_pages_do(server, browser, 
 @pytest.mark.parametrize("query", ["beam=1", "beam=1&present=1", "beam=1&b=tiny-transformer-de-en"])
 def test_no_wcag21_violation(server, browser, query):
     """axe-core's WCAG 2.1 A and AA rules (tests/test_a11y.py's check: the first screen, then screenful by screenful)
-    on the page with one model, on a projector, and with two side by side."""
-    from test_a11y import check
+    on the page with one model, on a projector, and with two side by side; and WCAG's contrast of every text the
+    figures draw, while ▶ Play runs."""
+    from test_a11y import SVG_TEXT, check, low_contrast
     from test_browser import settle
 
     pg = browser.new_page(viewport={"width": 1280, "height": 720})
@@ -325,5 +326,12 @@ def test_no_wcag21_violation(server, browser, query):
         pg.goto(f"{server}/translate?{query}")
         settle(pg, 180_000)
         check(pg, f"/translate?{query}")
+        texts = pg.evaluate(SVG_TEXT)  # and the figures' own words, which axe-core skips: titles, bars' per cents
+        pg.locator(".js-plotly-plot .updatemenu-button").first.click()
+        for _ in range(12):
+            pg.wait_for_timeout(250)
+            texts += pg.evaluate(SVG_TEXT)
+        assert any(t["ground"] != "rgb(255, 255, 255)" for t in texts)  # the shares' per cents, on their bars
+        assert not low_contrast(texts), sorted(low_contrast(texts))
     finally:
         pg.close()

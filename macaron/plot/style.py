@@ -79,6 +79,11 @@ def _luminance(color: str) -> float:
     return float(c @ [0.2126, 0.7152, 0.0722])
 
 
+def text_on(color: str) -> str:
+    """White or near-black, whichever reads better on `color` (a bar's per cent written inside it)."""
+    return "#FFFFFF" if 1.05 / (_luminance(color) + 0.05) >= (_luminance(color) + 0.05) / 0.05 else "#000000"
+
+
 @functools.cache
 def ink(color: str, contrast: float = 4.5) -> str:
     """`color` for text on white: as it is where it has `contrast` : 1 (WCAG AA for text), else darkened, its hue

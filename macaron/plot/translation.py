@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..analysis import MoveShares
-from .style import KIND_COLOR, KIND_NAME, base_layout, esc, figure
+from .style import KIND_COLOR, KIND_NAME, base_layout, esc, figure, text_on
 
 
 def move_shares(shares: dict[str, MoveShares], height: int | None = None) -> go.Figure:
@@ -24,7 +24,7 @@ def move_shares(shares: dict[str, MoveShares], height: int | None = None) -> go.
         data.append(dict(type="bar", orientation="h", y=labels, x=(100 * x).tolist(), name=KIND_NAME[kind],
                          marker=dict(color=KIND_COLOR[kind], line=dict(color="white", width=1)),
                          text=[f"{v:.0%}" if v >= 0.06 else "" for v in x], textposition="inside",
-                         insidetextanchor="middle", textfont=dict(color="white", size=13),
+                         insidetextanchor="middle", textfont=dict(color=text_on(KIND_COLOR[kind]), size=13),
                          hovertemplate="%{y}: %{x:.1f} % " + esc(KIND_NAME[kind]) + "<extra></extra>"))
     layout = base_layout(height or 120 + 34 * len(rows), barmode="stack", bargap=0.25,
                          xaxis=dict(range=[0, 100], ticksuffix=" %", title=dict(text="share of the path each particle "
