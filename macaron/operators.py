@@ -204,7 +204,7 @@ class Diffusion(nn.Module):
             q, k, v = self.qkv(x).split([d, kv, kv], dim=-1)
             q, k, v = self._heads(q), self._heads(k, self.kv_heads), self._heads(v, self.kv_heads)
             if self.rotary:
-                offset = cache.length if cache else 0
+                offset = cache.length if cache is not None else 0
                 q, k = (rotary(t, self.rotary, self.theta, offset) for t in (q, k))
             if cache is not None:
                 k, v = cache.extend(k, v)

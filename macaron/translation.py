@@ -294,17 +294,19 @@ class NextWord:
     """The decoder as a search reads it: prefixes [n, t] -> [n, V], the log-probabilities of the word after each,
     by incremental decoding (KeyValueCache). Causal attention makes a prefix's keys and values depend on its own
     words only, so the row of the last call's prefixes that is a prefix without its newest word holds them: only
-    the newest word is run. A call whose prefixes do not all extend the last call's (the first) runs them whole."""
+    the newest word is run. A call whose prefixes do not all extend the last call's (the first) runs them whole, as
+    does every call of a decoder whose attention is synthesized (its logits are no keys to keep)."""
 
     def __init__(self, decoder: Model, source: SourceSystem):
         self.decoder, self.source = decoder, source
+        self.incremental = decoder.config.attention == "dot"
         self.cache, self.read = KeyValueCache(), None  # the keys and values of `read`, the last call's prefixes
 
     def __call__(self, prefixes: torch.Tensor) -> torch.Tensor:
         prefixes = prefixes.to(self.decoder.device)
-        rows = self._parents(prefixes)
+        rows = self._parents(prefixes) if self.incremental else None
         if rows is None:
-            self.cache, new = KeyValueCache(), prefixes
+            self.cache, new = KeyValueCache() if self.incremental else None, prefixes
         else:
             self.cache.select(rows)
             new = prefixes[:, -1:]
@@ -514,7 +516,7 @@ def joint(tr: Translation) -> Trajectory:
     matrix is placed in its block of one [(S + T) × (S + T)] matrix: the encoder's in source × source, the decoder's
     self-attention in target × target, cross-attention in target rows × source columns; the rows of the system that
     does not move are zero. Decoder sub-steps run on from the encoder's last layer (time L_enc + t); meta
-    "two_systems" says where the target starts and the encoder ends."""
+    "two_systems" says where the target starts and where the encoder ends (its time and its last sub-step)."""
     src, tgt = tr.source, tr.target
     S, T = len(src.tokens), len(tgt.tokens)
     enc_layers = src.times[-1]
@@ -538,7 +540,7 @@ def joint(tr: Translation) -> Trajectory:
              + [dataclasses.replace(s, layer=s.layer + int(enc_layers), time=s.time + enc_layers,
                                     label=f"decoder {s.label}") for s in tgt.steps])
     meta = dict(tgt.meta, model=tr.source.meta.get("translation") or tgt.meta.get("model", ""), causal=False,
-                two_systems=dict(source=S, encoder_layers=float(enc_layers)))
+                two_systems=dict(source=S, encoder_layers=float(enc_layers), encoder_steps=src.n_steps))
     return Trajectory(tokens=src.tokens + tgt.tokens, token_ids=src.token_ids + tgt.token_ids, states=states,
                       steps=steps, mixing=mixing, final=np.concatenate([src.final, tgt.final]), meta=meta,
                       text=f"{src.text} → {tr.text}")

@@ -62,7 +62,7 @@ def test_both_systems_move_on_one_clock(translated):
     assert both.times[E] == layers and both.times[-1] == layers + tr.target.times[-1]
     assert all(s.label.startswith("encoder layer") for s in both.steps[:E])
     assert all(s.label.startswith("decoder layer") for s in both.steps[E:])
-    assert both.meta["two_systems"] == dict(source=S, encoder_layers=layers)
+    assert both.meta["two_systems"] == dict(source=S, encoder_layers=layers, encoder_steps=E)
 
 
 def test_each_mixing_matrix_sits_in_its_block(translated):
@@ -86,6 +86,15 @@ def test_each_mixing_matrix_sits_in_its_block(translated):
         if k >= E and step.kind == DIFFUSION:
             assert np.triu(block.mean(0), 1).max() == 0.0  # the decoder sees only the words before
     assert kinds == {DIFFUSION, CROSS}
+
+
+def test_a_decoders_cross_attention_is_drawn_with_its_source(translated):
+    """Alone, a decoder's trajectory lacks the source's particles that cross-attention's columns are: one clear
+    message, naming what draws both."""
+    _, tr = translated
+    cross = next(k for k, step in enumerate(tr.target.steps) if step.kind == CROSS)
+    with pytest.raises(ValueError, match="translation.joint"):
+        plot.mixing_heatmap(tr.target, cross)
 
 
 def test_move_shares_are_each_kinds_share_of_the_path(translated):

@@ -315,11 +315,14 @@ def mixing_block(traj: Trajectory, f: int) -> tuple[np.ndarray, np.ndarray]:
     embedding), the translation's for the decoder's self-attention and FFN, the source's for its cross-attention."""
     every = np.arange(len(traj.tokens))
     two = traj.meta.get("two_systems")
+    step = traj.steps[f - 1] if f else None
     if not two:
+        if step is not None and step.kind == CROSS:
+            raise ValueError("a cross-attention matrix reads the source's particles, which a decoder's trajectory "
+                             "alone does not hold: draw both systems, translation.joint")
         return every, every
     source, target = every[:two["source"]], every[two["source"]:]
-    step = traj.steps[f - 1] if f else None
-    if step is None or step.time <= two["encoder_layers"]:
+    if f <= two["encoder_steps"]:
         return source, source
     return target, source if step.kind == CROSS else target
 
@@ -346,14 +349,18 @@ def _names(traj: Trajectory) -> list[str]:
 
 
 def _mixing_trace(traj: Trajectory, f: int, head: int | None, axes=("x2", "y2")) -> dict:
-    return dict(_mixing_frame(traj, f, head), zmin=0, zmax=100, showscale=False, xgap=0.5, ygap=0.5,
+    return dict(_mixing_frame(traj, f, head, names=True), zmin=0, zmax=100, showscale=False, xgap=0.5, ygap=0.5,
                 hovertemplate="%{y} listens to %{x}: %{z}%<extra></extra>", xaxis=axes[0], yaxis=axes[1])
 
 
-def _mixing_frame(traj: Trajectory, f: int, head: int | None) -> dict:
+def _mixing_frame(traj: Trajectory, f: int, head: int | None, names: bool = False) -> dict:
+    """The matrix of frame f; with its rows' and columns' names where they are new (the first frame, and every frame
+    of two systems, whose block changes), so that a frame of one system sends only its numbers."""
     z, scale, _, rows, cols = mixing_state(traj, f, head)
-    names = _names(traj)
-    return dict(type="heatmap", z=z, x=[names[i] for i in cols], y=[names[i] for i in rows], colorscale=scale)
+    if not (names or "two_systems" in traj.meta):
+        return dict(type="heatmap", z=z, colorscale=scale)
+    every = _names(traj)
+    return dict(type="heatmap", z=z, x=[every[i] for i in cols], y=[every[i] for i in rows], colorscale=scale)
 
 
 def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int = 4, labels: str = "auto",
@@ -392,11 +399,12 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
                             yanchor="bottom", showarrow=False, font=dict(size=font_size - 2)))  # never past the edge
         return out
 
-    matrix_ticks = mixing and "two_systems" in traj.meta  # the matrix's block, so its names, change with the frame
+    blocks = mixing and "two_systems" in traj.meta  # each frame its own block: its names and range
+    shown = blocks and _largest_block(traj) <= 40
     frames = [dict(name=str(f), traces=list(range(len(data))),
                    data=plane_frame(p, f) + ([_mixing_frame(traj, f, head)] if mixing else []),
                    layout=dict(title=dict(text=frame_title(traj, f)), annotations=annotations(f),
-                               **(_matrix_ticks(traj, f) if matrix_ticks else {})))
+                               **(_matrix_ticks(traj, f, shown) if blocks else {})))
               for f in range(S)]
     layout = base_layout(height, title=dict(text=frame_title(traj, start), x=0.0, xanchor="left", xref="paper",
                                             y=1.0 - 12 / height, yref="container", yanchor="top",
@@ -436,23 +444,25 @@ def _matrix_axes(traj: Trajectory, width_px: float, height_px: float, split: flo
     """The matrix's axes beside the plane: rows and columns named by their tokens (mixing_block's; up to 40, beyond,
     hover names them), in a font as large as a row and a column of the largest block leave room for, the names of
     the columns upright under the matrix."""
-    n = max(len(part) for g in range(traj.n_steps + 1) for part in mixing_block(traj, g))  # the largest block
+    n = _largest_block(traj)
     px = int(np.clip(0.75 * min(width_px, height_px) / n, 8, font_size - 2))
     room = (0.62 * px * max(len(short_token(t)) for t in traj.tokens) + 8) if n <= 40 else 0  # upright names, px
-    axes = _matrix_ticks(traj, f)
-    axes["xaxis2"].update(showgrid=False, zeroline=False, tickfont=dict(size=px), domain=[split + 0.1, 1.0],
-                          anchor="y2", tickangle=-90)
-    axes["yaxis2"].update(showgrid=False, zeroline=False, tickfont=dict(size=px), domain=[min(0.4, room / height_px),
-                                                                                         1.0], anchor="x2")
+    axes = _matrix_ticks(traj, f, n <= 40)
+    look = dict(showgrid=False, zeroline=False, tickfont=dict(size=px))
+    axes["xaxis2"].update(look, domain=[split + 0.1, 1.0], anchor="y2", tickangle=-90)
+    axes["yaxis2"].update(look, domain=[min(0.4, room / height_px), 1.0], anchor="x2")
     return axes
 
 
-def _matrix_ticks(traj: Trajectory, f: int) -> dict:
-    """The names of the rows and columns of frame f's matrix (none past 40 tokens: hover names them), the first row
-    on top."""
+def _largest_block(traj: Trajectory) -> int:
+    return max(len(part) for f in range(traj.n_steps + 1) for part in mixing_block(traj, f))
+
+
+def _matrix_ticks(traj: Trajectory, f: int, shown: bool) -> dict:
+    """The names of the rows and columns of frame f's matrix (`shown`: none where a block has more than 40 tokens,
+    hover names them), the first row on top."""
     names, short = _names(traj), [esc(short_token(t)) for t in traj.tokens]
     rows, cols = mixing_block(traj, f)
-    shown = max(len(rows), len(cols)) <= 40
 
     def ticks(which, span):  # the range too: an axis of categories keeps the first frame's count otherwise
         return dict(tickmode="array", tickvals=[names[i] for i in which] if shown else [],
@@ -467,7 +477,7 @@ def mixing_heatmap(traj: Trajectory, step: int, head: int | None = None, height:
     trace = _mixing_trace(traj, step + 1, head, ("x", "y"))
     trace.update(showscale=True, colorbar=dict(title=dict(text="weight"), ticksuffix="%", thickness=14))
     T = len(trace["y"])
-    ticks = _matrix_ticks(traj, step + 1)["xaxis2"]
+    ticks = _matrix_ticks(traj, step + 1, _largest_block(traj) <= 40)["xaxis2"]
     layout = base_layout(height or int(min(760, max(380, 18 * T + 170))),
                          title=dict(text=f"Who pulls whom · {esc(traj.steps[step].label.split(' · ')[0])} · "
                                          f"{esc(mixing_state(traj, step + 1, head).caption)}", x=0,

@@ -24,6 +24,7 @@ from .style import (
     SPECIAL_COLOR,
     TRAIL_COLOR,
     axis_title,
+    ink,
     short_token,
 )
 
@@ -118,7 +119,7 @@ class _Slides:
             parts = [("embedding", "#222"), (f"  ·  t = 0, before layer 1  ·  {count}", "#444")]
         else:
             layer, what = step.label.split(" · ", 1)
-            parts = [(f"{layer} · ", "#222"), (what, KIND_COLOR[step.kind]),
+            parts = [(f"{layer} · ", "#222"), (what, ink(KIND_COLOR[step.kind])),
                      (f"  ·  {clock(self.traj, step.time)}  ·  {count}", "#444")]
         x = PLANE[0]
         renderer = self.fig.canvas.get_renderer()

@@ -47,7 +47,7 @@ SCHEME_STYLE = {
     "strang-fgf": SchemeStyle("#F0E442", "pentagon-open", "dashdot"),
 }
 EXACT_COLOR = "#000000"               # the exact flow, in every figure
-GUIDE_COLOR = "#767676"  # the darkest grey of 4.5 : 1 on white: its labels are text
+GUIDE_COLOR = "#767676"  # the lightest grey of 4.5 : 1 on white: its labels are text
 SLOT_COLORS = ("#444444", "#AAAAAA")  # two models of one scheme: greys, so no scheme colour is borrowed
 
 
@@ -72,27 +72,32 @@ KIND_COLOR = {DIFFUSION: DIFFUSION_COLOR, CONVECTION: CONVECTION_COLOR, FULL: SC
 KIND_NAME = OPERATOR_NAME     # 'diffusion (attention)', 'convection (FFN)': legends and titles alike
 
 
-def _luminance(color: str) -> float:
-    """WCAG 2.1's relative luminance of '#rrggbb'."""
-    c = np.array([int(color[i:i + 2], 16) for i in (1, 3, 5)]) / 255
+def _luminance(rgb) -> float:
+    """WCAG 2.1's relative luminance of '#rrggbb' or of its [r, g, b] in 0–255."""
+    c = np.array([int(rgb[i:i + 2], 16) for i in (1, 3, 5)] if isinstance(rgb, str) else rgb, float) / 255
     c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
     return float(c @ [0.2126, 0.7152, 0.0722])
 
 
+def contrast(a, b="#FFFFFF") -> float:
+    """WCAG 2.1's contrast ratio of two colours (by default, of one on white)."""
+    light, dark = sorted([_luminance(a), _luminance(b)], reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
 def text_on(color: str) -> str:
-    """White or near-black, whichever reads better on `color` (a bar's per cent written inside it)."""
-    return "#FFFFFF" if 1.05 / (_luminance(color) + 0.05) >= (_luminance(color) + 0.05) / 0.05 else "#000000"
+    """White or black, whichever reads better on `color` (a bar's per cent written inside it)."""
+    return "#FFFFFF" if contrast(color) >= contrast(color, "#000000") else "#000000"
 
 
 @functools.cache
-def ink(color: str, contrast: float = 4.5) -> str:
-    """`color` for text on white: as it is where it has `contrast` : 1 (WCAG AA for text), else darkened, its hue
+def ink(color: str, least: float = 4.5) -> str:
+    """`color` for text on white: as it is where it has `least` : 1 (WCAG AA for text), else darkened, its hue
     kept, until it has (vermillion #D55E00 is 3.9 : 1, sky blue 2.3 : 1). Lines and markers keep the colour."""
     rgb = np.array([int(color[i:i + 2], 16) for i in (1, 3, 5)], float)
-    while 1.05 / (_luminance(color) + 0.05) < contrast:
+    while contrast(rgb.astype(int)) < least:
         rgb *= 0.97
-        color = "#" + "".join(f"{int(v):02X}" for v in rgb)
-    return color
+    return "#" + "".join(f"{int(v):02X}" for v in rgb)
 
 
 # ---- models A and B --------------------------------------------------------------------------------
