@@ -72,17 +72,19 @@ def frame_title(traj: Trajectory, f: int) -> str:
         return f"<b>embedding</b>  ·  t = 0, before layer 1  ·  {count}"
     layer, what = step.label.split(" · ", 1)
     return (f"<b>{esc(layer)} · <span style='color:{ink(KIND_COLOR[step.kind])}'>{esc(what)}</span></b>"
-            f"  ·  {clock(traj, step.time)}  ·  {count}")
+            f"  ·  {clock(traj, step.time, system=False)}  ·  {count}")  # the layer names its system
 
 
-def clock(traj: Trajectory, depth: float) -> str:
+def clock(traj: Trajectory, depth: float, system: bool = True) -> str:
     """The time a state is at: in layers, or for a model whose layers are steps h of one flow (ModelConfig.step),
-    in that flow's time h·depth."""
+    in that flow's time h·depth. Of two systems, the encoder's or the decoder's time, named (`system`) unless the
+    words beside it name it already."""
     h = traj.meta.get("step", 1.0)
     systems = traj.meta.get("two_systems")
     if systems:  # the decoder's clock starts where the encoder's stops
         enc = systems["encoder_layers"]
-        return f"encoder t = {round(depth, 2):g}" if depth <= enc else f"decoder t = {round(depth - enc, 2):g}"
+        which, t = ("encoder ", depth) if depth <= enc else ("decoder ", depth - enc)
+        return f"{which if system else ''}t = {round(t, 2):g}"
     return f"t = {depth:g}" if h == 1.0 else f"t = {h * depth:.4g} (h = {h:g})"
 
 

@@ -120,7 +120,7 @@ class _Slides:
         else:
             layer, what = step.label.split(" · ", 1)
             parts = [(f"{layer} · ", "#222"), (what, ink(KIND_COLOR[step.kind])),
-                     (f"  ·  {clock(self.traj, step.time)}  ·  {count}", "#444")]
+                     (f"  ·  {clock(self.traj, step.time, system=False)}  ·  {count}", "#444")]
         x = PLANE[0]
         renderer = self.fig.canvas.get_renderer()
         for text, color in parts:
