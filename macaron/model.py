@@ -192,7 +192,7 @@ class Model(nn.Module):
         if self.config.position == "learned":
             x = x + self.position_embedding.weight[offset:offset + T]
         elif self.config.position == "sinusoidal":
-            x = x + sinusoids(offset + T, x.shape[-1], x.device)[offset:]
+            x = x + sinusoids(T, x.shape[-1], x.device, offset)
         x = self.embed_drop(self.embed_norm(x))
         return self.embed_proj(x) if self.config.embedding_size else x  # E -> d, after the norm as in ALBERT
 

@@ -16,8 +16,9 @@ from torchdiffeq import odeint
 from .config import ModelConfig
 
 
-def sinusoids(T: int, d: int, device=None) -> torch.Tensor:
-    pos = torch.arange(T, device=device, dtype=torch.float32)[:, None]
+def sinusoids(T: int, d: int, device=None, start: int = 0) -> torch.Tensor:
+    """[T, d]: the sinusoid encodings of positions start, start + 1, ..."""
+    pos = torch.arange(start, start + T, device=device, dtype=torch.float32)[:, None]
     freq = torch.exp(torch.arange(0, d, 2, device=device, dtype=torch.float32) * (-math.log(10000.0) / d))
     table = torch.zeros(T, d, device=device)
     table[:, 0::2] = torch.sin(pos * freq)
