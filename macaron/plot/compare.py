@@ -13,7 +13,7 @@ from .particles import (
     clock,
     kept_tokens,
     kinds_of,
-    legend_rows,
+    legend_room,
     plane,
     plane_frame,
     plane_traces,
@@ -76,7 +76,7 @@ def compare(trajs: Sequence[Trajectory], projections: Sequence[Projection], name
     grid = time_grid(*trajs)
     layout = subplots_layout(1, n, horizontal_spacing=0.1)
     margin = dict(l=60, r=16, t=104 + 8 * (font_size - 14), b=104)  # title, legend, two-line panel titles
-    margin["t"] += (max(legend_rows(t, font_size, width, margin) for t in trajs) - 1) * (12 + 2 * font_size)
+    margin["t"] += max(legend_room(t, font_size, width, margin) for t in trajs)
     size = (plot_widths(width, margin, (1 - 0.1 * (n - 1)) / n), height - margin["t"] - margin["b"])
     ranges = [[padded_range(np.asarray(p.coords)[..., k]) for k in range(2)] for p in projections]
     if share_axes:

@@ -288,16 +288,18 @@ MIXING_SCALE = {kind: _scale(KIND_COLOR[kind]) for kind in SUBSTEP_KINDS}
 SYSTEM_NAMES = (("source", "source sentence"), ("target", "translation"))  # the legend of two systems
 
 
-def legend_rows(traj: Trajectory, font_px: int, width: int | tuple[int, int], margin: dict) -> int:
-    """Rows the horizontal legend of two systems takes at the narrowest width the figure may be drawn: one where its
-    entries fit (each about 40 px of symbol and gap and half an em a character, as Chromium draws them), else two."""
+def legend_room(traj: Trajectory, font_px: int, width: int | tuple[int, int], margin: dict) -> int:
+    """Pixels the horizontal legend of two systems needs above its first row: none where its entries fit in one row
+    at the narrowest width the figure may be drawn (each about 40 px of symbol and gap and half an em a character, as
+    Chromium draws them), else a second row, as tall as the font."""
     if "two_systems" not in traj.meta:
-        return 1
+        return 0
     present = {s.kind for s in traj.steps}
     names = ["trail", *(KIND_NAME[k] for k in SUBSTEP_KINDS if k in present), "who pulls whom",
              *(name for _, name in SYSTEM_NAMES)]
     narrowest = int(np.min(width))
-    return 1 if sum(40 + 0.5 * font_px * len(n) for n in names) <= narrowest - margin["l"] - margin["r"] else 2
+    fits = sum(40 + 0.5 * font_px * len(n) for n in names) <= narrowest - margin["l"] - margin["r"]
+    return 0 if fits else 12 + 2 * font_px
 
 
 class Mixing(NamedTuple):
@@ -384,7 +386,7 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     mixing = any(m is not None for m in traj.mixing)
     split = 0.64 if mixing else 1.0
     margin = dict(l=60, r=12, t=86 + 3 * (font_size - 14), b=104)  # the title and the legend grow with the font
-    margin["t"] += (legend_rows(traj, font_size, width, margin) - 1) * (12 + 2 * font_size)  # a row as tall as the font
+    margin["t"] += legend_room(traj, font_size, width, margin)
     plot_h = height - margin["t"] - margin["b"]
     p = plane(traj, proj, trail=trail, labels=labels, font_px=font_size, head=head,
               size_px=(plot_widths(width, margin, split), plot_h), ranges=ranges)
