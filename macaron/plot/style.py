@@ -72,9 +72,13 @@ KIND_COLOR = {DIFFUSION: DIFFUSION_COLOR, CONVECTION: CONVECTION_COLOR, FULL: SC
 KIND_NAME = OPERATOR_NAME     # 'diffusion (attention)', 'convection (FFN)': legends and titles alike
 
 
+def _rgb(color: str) -> np.ndarray:  # '#rrggbb' -> [r, g, b] in 0–255
+    return np.array([int(color[i:i + 2], 16) for i in (1, 3, 5)], float)
+
+
 def _luminance(rgb) -> float:
     """WCAG 2.1's relative luminance of '#rrggbb' or of its [r, g, b] in 0–255."""
-    c = np.array([int(rgb[i:i + 2], 16) for i in (1, 3, 5)] if isinstance(rgb, str) else rgb, float) / 255
+    c = (_rgb(rgb) if isinstance(rgb, str) else np.asarray(rgb, float)) / 255
     c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
     return float(c @ [0.2126, 0.7152, 0.0722])
 
@@ -94,7 +98,7 @@ def text_on(color: str) -> str:
 def ink(color: str, least: float = 4.5) -> str:
     """`color` for text on white: as it is where it has `least` : 1 (WCAG AA for text), else darkened, its hue
     kept, until it has (vermillion #D55E00 is 3.9 : 1, sky blue 2.3 : 1). Lines and markers keep the colour."""
-    rgb = np.array([int(color[i:i + 2], 16) for i in (1, 3, 5)], float)
+    rgb = _rgb(color)
     while contrast(rgb.astype(int)) < least:
         rgb *= 0.97
     return "#" + "".join(f"{int(v):02X}" for v in rgb)
