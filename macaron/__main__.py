@@ -248,7 +248,13 @@ def zoo(args) -> int:
         found = race.paths(runs, get_scheme(a).name, get_scheme(b).name)
         print(json.dumps(found, indent=1) if args.json else race.path_report(found))
         return 0
-    print(race.as_json(runs) if args.json else race.markdown(runs) if args.markdown else race.report(runs))
+    translators = race.runs(args.root, task="translation")
+    if args.json:
+        print(race.as_json(runs, translators))
+    elif args.markdown:
+        print(race.markdown(runs) + ("\n\n" + race.translation_markdown(translators) if translators else ""))
+    else:
+        print(race.report(runs) + ("\n\n" + race.translation_markdown(translators) if translators else ""))
     return 0
 
 

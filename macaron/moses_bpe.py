@@ -415,11 +415,16 @@ def _read_json(path, from_dict):
         raise ReadingError(f"{path}: {e}") from None
 
 
-def is_moses_bpe(file) -> bool:
+def is_moses_bpe(file, reader: str = READER) -> bool:
     """Whether a tokenizer.json is ours (its first key "reader", as `save` writes it) and not Hugging Face's."""
     try:
         with open(file, encoding="utf-8") as f:
             head = f.read(64)
     except (OSError, UnicodeDecodeError):
         return False
-    return head.replace(" ", "").startswith(f'{{"reader":"{READER}"')
+    return head.replace(" ", "").startswith(f'{{"reader":"{reader}"')
+
+
+def is_moses_bpe_pair(file) -> bool:
+    """Whether a tokenizer.json is a translation model's pair of Moses-BPE readings (TranslationReading)."""
+    return is_moses_bpe(file, PAIR_READER)

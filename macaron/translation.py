@@ -35,7 +35,7 @@ from torch import nn
 from .checkpoint import CheckpointError, default_card, save
 from .config import ModelConfig
 from .model import Model, _aliases, _drop_aliases, _fill_aliases, _is_id_list
-from .moses_bpe import EOS, PAD, UNK, ReadingError, TranslationReading
+from .moses_bpe import EOS, PAD, UNK, ReadingError, TranslationReading, is_moses_bpe_pair
 from .operators import KeyValueCache, SourceSystem
 from .reading import InputError
 from .schemes import CROSS
@@ -485,6 +485,33 @@ def build(config: TranslationConfig, tokenizer: TranslationReading | None = None
     return EncoderDecoder(config, tokenizer).eval()
 
 
+class JointReading(NamedTuple):
+    """A translator of ours reads both languages with one joint vocabulary (a Hugging Face tokenizers Tokenizer,
+    macaron.train.tatoeba): a source's pieces and </s>; a translation's ids read back to text by its decoder."""
+
+    source: object
+    note: str = ""
+
+    @property
+    def target(self):
+        return self.source
+
+    def save(self, path) -> None:
+        self.source.save(str(path))
+
+
+def reading_of(file) -> TranslationReading | JointReading:
+    """A translation folder's tokenizer.json: the paper's reading (ours, key "reader") or one joint vocabulary."""
+    from tokenizers import Tokenizer
+
+    if is_moses_bpe_pair(file):
+        return TranslationReading.from_file(file)
+    try:
+        return JointReading(Tokenizer.from_file(str(file)))
+    except Exception as e:  # tokenizers raises its own Exception for a file it cannot read
+        raise ReadingError(f"{file}: not a readable tokenizer ({e})") from None
+
+
 def from_folder(folder, fields: dict) -> EncoderDecoder:
     """The encoder–decoder a folder's config.json (`fields`) and tokenizer.json describe, its weights not yet read
     (macaron.loading reads and checks them)."""
@@ -496,7 +523,7 @@ def from_folder(folder, fields: dict) -> EncoderDecoder:
     tokenizer = None
     if (folder / "tokenizer.json").is_file():
         try:
-            tokenizer = TranslationReading.from_file(folder / "tokenizer.json")
+            tokenizer = reading_of(folder / "tokenizer.json")
         except ReadingError as e:
             raise CheckpointError(str(e)) from None
         sizes = (tokenizer.source.get_vocab_size(), tokenizer.target.get_vocab_size())

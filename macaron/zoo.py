@@ -61,15 +61,22 @@ class RaceRun:
     curve: dict = field(default_factory=dict, repr=False)          # {"tokens": [...], "loss": [...], ...} of evals
     seq_loss: list = field(default_factory=list, repr=False)
     seq_targets: list = field(default_factory=list, repr=False)
+    task: str = "mlm"           # "mlm" (loss: held-out masked LM) or "translation" (loss: dev, nats a target token)
+    bleu: float | None = None   # a translator's test BLEU and chrF (sacreBLEU, beam 5)
+    chrf: float | None = None
+    hypotheses: list = field(default_factory=list, repr=False)     # a translator's test translations
 
     def summary(self) -> dict:
-        kept_out = ("name", "recipe", "curve", "seq_loss", "seq_targets")
+        kept_out = {"name", "recipe", "curve", "seq_loss", "seq_targets", "hypotheses"} | (
+            {"bleu", "chrf"} if self.task == "mlm" else {"context_effect", "plateau_step", "shared", "tied_halves"})
         return {k: v for k, v in asdict(self).items() if k not in kept_out}
 
 
 def read_run(folder: Path) -> RaceRun:
     """A run's stored card and curve (a model folder, with or without its weights)."""
     facts = read_json(Path(folder) / FACTS)
+    if facts.get("task") == "translation":
+        return read_translator(Path(folder), facts)
     try:
         final, cfg = facts["final"], facts["config"]
         evals = list({r["step"]: r for r in read_metrics(Path(folder) / "metrics.jsonl")  # a resumed run's last
@@ -87,9 +94,30 @@ def read_run(folder: Path) -> RaceRun:
         raise CheckpointError(f"{Path(folder) / FACTS}: not a finished run's facts ({type(e).__name__}: {e})") from None
 
 
-def runs(root: Path | None = None) -> list[RaceRun]:
-    """Every stored run under root (default RACE), by budget, then scheme (registry order), then seed."""
-    found = [read_run(f.parent) for f in Path(root or RACE).rglob(FACTS)]
+def read_translator(folder: Path, facts: dict) -> RaceRun:
+    """A translator's stored card, curve and test translations (macaron.train.translate)."""
+    try:
+        final, cfg = facts["final"], facts["config"]
+        enc, dec = cfg["encoder"], cfg["decoder"]
+        evals = list({r["step"]: r for r in read_metrics(folder / "metrics.jsonl") if r.get("type") == "eval"}.values())
+        curve = {k: [r.get(k) for r in evals] for k in ("step", "tokens", "loss", "accuracy", "dev_bleu")}
+        hypotheses = (folder / "test.hyp.en").read_text(encoding="utf-8").splitlines()
+        return RaceRun(get_scheme(enc["scheme"]).name, int(facts["seed"]),
+                       int(round(facts.get("budget_tokens") or facts["tokens"], -6)), int(facts["tokens"]),
+                       int(facts["parameters"]), float(final["loss"]), float(final["accuracy"]), None, None, False,
+                       False, cfg.get("name", folder.name),
+                       f"{enc['n_layers']} + {dec['n_layers']} × {enc['d_model']}, {enc['norm']}-LN, Tatoeba es→en",
+                       curve, task="translation", bleu=float(final["bleu"]), chrf=float(final["chrf"]),
+                       hypotheses=hypotheses)
+    except (KeyError, TypeError, ValueError, OSError) as e:
+        raise CheckpointError(f"{folder / FACTS}: not a finished translator's facts ({type(e).__name__}: {e})"
+                              ) from None
+
+
+def runs(root: Path | None = None, task: str | None = "mlm") -> list[RaceRun]:
+    """Every stored run of `task` under root (default RACE; task None: every one), by budget, then scheme (registry
+    order), then seed."""
+    found = [r for f in Path(root or RACE).rglob(FACTS) if task in (None, (r := read_run(f.parent)).task)]
     order = list(SCHEMES)
     return sorted(found, key=lambda r: (r.budget, order.index(r.scheme) if r.scheme in order else len(order), r.seed))
 
@@ -279,8 +307,75 @@ def markdown(race: list[RaceRun]) -> str:
     return "\n".join(lines) + "\n\n" + verdicts(diffs)
 
 
-def as_json(race: list[RaceRun]) -> str:
-    return json.dumps({"runs": [r.summary() for r in race], "differences": differences(race)}, indent=1)
+def as_json(race: list[RaceRun], translators: list[RaceRun] = ()) -> str:
+    """The masked-LM race's runs and differences, then the translators' runs (task "translation") and theirs."""
+    return json.dumps({"runs": [r.summary() for r in [*race, *translators]], "differences": differences(race),
+                       "translation": translation_differences(translators)}, indent=1)
+
+
+# ---- the race on translation (issue 68) ----------------------------------------------------------------------------
+TRANSLATION = RACE / "translation"  # <tokens>/seed-<s>/<model>/, and the test set's English once: test.en
+REFERENCES = "test.en"
+
+
+def references(root: Path | None = None) -> list[str]:
+    return (Path(root or TRANSLATION) / REFERENCES).read_text(encoding="utf-8").splitlines()
+
+
+@functools.lru_cache(maxsize=64)
+def _paired(a: tuple, b: tuple, refs: tuple) -> dict:
+    """sacreBLEU's paired bootstrap (Koehn 2004; 1,000 resamples, its seed): p of b's BLEU and chrF against a's."""
+    from sacrebleu.metrics import BLEU, CHRF
+    from sacrebleu.significance import PairedTest
+
+    _, res = PairedTest([("a", list(a)), ("b", list(b))], {"BLEU": BLEU(), "chrF": CHRF()}, [list(refs)],
+                        test_type="bs", n_samples=1000)()
+    return {"p_bleu": res["BLEU"][1].p_value, "p_chrf": res["chrF2"][1].p_value,
+            "ci95_bleu": [[r.score - r.ci, r.score + r.ci] for r in res["BLEU"]]}
+
+
+def translation_difference(race: list[RaceRun], a: str, b: str, refs: list[str]) -> dict | None:
+    """BLEU(a) − BLEU(b) (> 0: a is better) paired by seed among translators of one budget, with chrF's and the dev
+    loss's differences: the mean over seeds with its 95 % t-interval (two seeds or more), and each seed's own with
+    sacreBLEU's paired bootstrap on the test set. None when no seed trained both."""
+    by = {(r.scheme, r.seed): r for r in race}
+    seeds = sorted(s for (name, s) in by if name == a and (b, s) in by)
+    if not seeds:
+        return None
+    per_seed = [{"seed": s, "bleu": by[a, s].bleu - by[b, s].bleu, "chrf": by[a, s].chrf - by[b, s].chrf,
+                 "loss": by[a, s].loss - by[b, s].loss,
+                 **_paired(tuple(by[a, s].hypotheses), tuple(by[b, s].hypotheses), tuple(refs))} for s in seeds]
+    d = np.array([p["bleu"] for p in per_seed])
+    half = float(stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))) if len(d) > 1 else None
+    return {"a": a, "b": b, "budget": race[0].budget, "seeds": len(d), "metric": "bleu", "mean": float(d.mean()),
+            "t95": [float(d.mean()) - half, float(d.mean()) + half] if half is not None else None,
+            "per_seed": per_seed}
+
+
+def translation_differences(race: list[RaceRun], root: Path | None = None) -> list[dict]:
+    """The race's three questions asked of the translators, budget by budget."""
+    refs = references(root) if race else []
+    return [d for budget in budgets(race) for a, b in comparisons(at(race, budget))
+            if (d := translation_difference(at(race, budget), a, b, refs))]
+
+
+def translation_markdown(race: list[RaceRun], root: Path | None = None) -> str:
+    """The README's translation race: a row a run, a row a paired difference of test BLEU."""
+    lines = ["| scheme | model | seed | budget (target tokens) | parameters | test BLEU | chrF | dev loss |",
+             "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {SCHEMES[r.scheme].title} | {r.name} | {r.seed} | {millions(r.budget)} | {r.parameters:,} | "
+              f"{r.bleu:.2f} | {r.chrf:.2f} | {r.loss:.4f} |" for r in race]
+    lines += ["", "| BLEU difference | budget | seeds | mean | 95 % t-interval | each seed (paired bootstrap p) |",
+              "|---|---|---|---|---|---|"]
+    lines += [f"| {label(d)} | {millions(d['budget'])} | {d['seeds']} | {_signed(d['mean'], 2)} | "
+              f"{_interval2(d['t95'])} | " + "; ".join(f"{p['seed']}: {_signed(p['bleu'], 2)} (p {p['p_bleu']:.3f})"
+                                                      for p in d["per_seed"]) + " |"
+              for d in translation_differences(race, root)]
+    return "\n".join(lines)
+
+
+def _interval2(x: list[float] | None) -> str:
+    return f"[{_signed(x[0], 2)}, {_signed(x[1], 2)}]" if x else "–"
 
 
 def outcome(d: dict) -> str:

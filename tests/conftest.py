@@ -33,8 +33,8 @@ SENTENCES = [
 ]
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 BROWSER_FILES = {"test_browser.py", "test_lesson_browser.py", "test_server.py"}
-SLOW_FILES = {"test_train.py", "test_hf_families.py", "test_decoders.py", "test_peers.py", "test_shipped.py",
-              "test_ode_models.py"}
+SLOW_FILES = {"test_train.py", "test_translators.py", "test_hf_families.py", "test_decoders.py", "test_peers.py",
+              "test_shipped.py", "test_ode_models.py"}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -71,9 +71,9 @@ def test_zoo_json_lists_each_run_from_its_stored_files(race, capsys):
     assert set(runs) == {("lie-trotter", s) for s in range(3)} | {("strang", s) for s in range(3)} | \
         {("lie-trotter-halves", s) for s in range(3)} | {("unsplit", 2)}
     keys = {"scheme", "seed", "budget", "tokens", "parameters", "loss", "accuracy", "context_effect", "plateau_step",
-            "shared", "tied_halves"}
+            "shared", "tied_halves", "task"}
     for (scheme, seed), r in runs.items():
-        assert set(r) == keys
+        assert set(r) == keys and r["task"] == "mlm"
         assert r["loss"] == pytest.approx(losses[scheme, seed][0]) and r["tokens"] == 20_000_000 + seed
         assert r["budget"] == 20_000_000
     # the last evaluation below 0.05 nats before the first at half the final effect

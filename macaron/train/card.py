@@ -143,7 +143,7 @@ def _penalty(info: dict) -> list[str]:
     return [f"trained with a move penalty λ × mean ‖Δx‖²/‖x‖² added to the loss, λ = {said}"]
 
 
-def _precisions(info: dict) -> str:
+def precision_words(info: dict) -> str:
     """What the run computed with: one precision and attention kernel, or each from the step it began (a run
     resumed on another CPU)."""
     said = [(step, f"{name} with {ATTENTION[kernel]}") for step, name, kernel in precisions(info)]
@@ -258,7 +258,7 @@ every fact of this card in [{FACTS}]({FACTS}).
 | masking | {masking} |
 | seed | {info['seed']} (data order and masks depend on the seed only, not on the model) |
 {start}{lockstep}| wall time | {minutes:.1f} min of training ({info['tokens_per_s']:,.0f} tokens/s) |
-| hardware | {info['hardware']}, {info['threads']} thread(s) per process{at_once}, {_precisions(info)} |
+| hardware | {info['hardware']}, {info['threads']} thread(s) per process{at_once}, {precision_words(info)} |
 | date | {info['date']} |
 
 Command:
@@ -286,6 +286,12 @@ def write(folder: Path, info: dict) -> None:
     """training.json, README.md and (where matplotlib is installed) the training curve."""
     folder = Path(folder)
     (folder / FACTS).write_text(json.dumps(info, indent=1) + "\n")
+    if info.get("task") == "translation":
+        from . import translator_card
+        (folder / "README.md").write_text(translator_card.render(info), encoding="utf-8")
+        if (folder / "metrics.jsonl").is_file():
+            translator_card.curve(folder / "metrics.jsonl", folder / CURVE, info["config"]["name"])
+        return
     (folder / "README.md").write_text(render(info, _orders(folder)))
     if (folder / "metrics.jsonl").is_file():
         training_curve(folder / "metrics.jsonl", folder / CURVE, info["config"]["name"],

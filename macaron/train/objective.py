@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..operators import SourceSystem
 from .data import IGNORE
 
 
@@ -41,6 +42,31 @@ class MaskedLM(nn.Module):
         return loss + self.move_penalty * torch.stack(sizes).mean() if sizes else loss
 
 
+class LabelSmoothedNMT(nn.Module):
+    """An encoder–decoder (macaron.translation.EncoderDecoder) + label-smoothed cross-entropy on the next target
+    word, as the paper's translation runs (fairseq's label_smoothed_cross_entropy, ε = 0.1; here PyTorch's
+    label_smoothing, which spreads ε over the whole vocabulary: Szegedy et al. 2016). The source's padding is masked
+    from both attentions; the target needs none (causal attention, padding after every real word, ignored by the
+    loss). The head runs on the real target positions only, padded to a multiple of ROWS (MaskedLM says why; a
+    batch of translations has thousands of them, so the multiple is larger)."""
+
+    ROWS = 256
+
+    def __init__(self, model, smoothing: float = 0.1):
+        super().__init__()
+        self.model, self.smoothing = model, smoothing
+
+    def forward(self, source, source_mask, target_in, target_out):
+        m = self.model
+        memory = SourceSystem(m.encoder(source, source_mask), source_mask)
+        hidden = m.decoder(target_in, None, source=memory)
+        chosen = (target_out != IGNORE).flatten().nonzero().squeeze(1)
+        pad = -len(chosen) % self.ROWS
+        targets = F.pad(target_out.flatten()[chosen], (0, pad), value=IGNORE)
+        logits = m.decoder.head(hidden.flatten(0, 1)[F.pad(chosen, (0, pad))])
+        return F.cross_entropy(logits.float(), targets, ignore_index=IGNORE, label_smoothing=self.smoothing)
+
+
 def optimizer_for(model: nn.Module, args, device) -> torch.optim.AdamW:
     decay, no_decay = [], []
     for name, p in model.named_parameters():
@@ -54,7 +80,8 @@ def optimizer_for(model: nn.Module, args, device) -> torch.optim.AdamW:
 
 
 class Schedule:
-    """Linear warm-up, then linear or cosine decay to zero at `total` steps (None during the probe). A run
+    """Linear warm-up, then linear or cosine decay to zero at `total` steps (None during the probe), or the inverse
+    square root of the step (the translators', as the paper's fairseq runs: no end to reach). A run
     continued past its budget has `phases`, each from its own step: a warm-up to its own peak (a multiple of
     the optimizer's base rate), then the decay to its own end."""
 
@@ -76,6 +103,8 @@ class Schedule:
                 start, warmup, end, peak = phase["step"], phase["warmup"], phase["total_steps"], phase["peak"]
         if step - start < warmup:
             factor = (step - start + 1) / warmup
+        elif self.kind == "inverse-sqrt":  # fairseq's inverse_sqrt: the peak at the warm-up's end, then ∝ 1/√step
+            factor = math.sqrt(warmup / (step - start + 1))
         else:
             p = min(max((step - start - warmup) / max(1, end - start - warmup), 0.0), 1.0)
             factor = 1.0 - p if self.kind == "linear" else 0.5 * (1.0 + math.cos(math.pi * p))

@@ -37,8 +37,9 @@ SIZE_NAMES = ("mini", "small", "base", "ode")
 
 
 # ---- arguments ----------------------------------------------------------------------
-def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m macaron.train.pretrain", description=DESCRIPTION,
+def parser(prog: str = "python -m macaron.train.pretrain", description: str = DESCRIPTION) -> argparse.ArgumentParser:
+    """The trainer's options; macaron.train.translate adds the translators' own to the same parser."""
+    p = argparse.ArgumentParser(prog=prog, description=description,
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     g = p.add_argument_group("model(s)")
     g.add_argument("--models", default=None,
@@ -80,7 +81,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     g.add_argument("--accum", type=int, default=1, help="gradient accumulation micro-steps per optimizer step")
     g.add_argument("--lr", type=float, default=5e-4)
     g.add_argument("--warmup", type=int, default=None, help="warm-up steps (default 6%% of the steps)")
-    g.add_argument("--schedule", default="linear", choices=["linear", "cosine"])
+    g.add_argument("--schedule", default="linear", choices=["linear", "cosine", "inverse-sqrt"])
     g.add_argument("--weight-decay", type=float, default=0.01)
     g.add_argument("--betas", type=float, nargs=2, default=(0.9, 0.98))
     g.add_argument("--eps", type=float, default=1e-6)
@@ -129,8 +130,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     g.add_argument("--stop-after", type=int, default=None, metavar="STEP",
                    help="train until STEP, save a checkpoint and exit; continue later with --resume (a long run "
                         "split over sessions). At or past the budget: the run ends as usual")
+    return p
+
+
+def parse_args(argv=None, p: argparse.ArgumentParser | None = None) -> argparse.Namespace:
+    p = p or parser()
     args = p.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
+    args.module = p.prog.split()[-1]  # the trainer --detach starts again, and the card's command names
     if not (args.tokens or args.steps or args.fit_minutes):
         p.error("give a budget: --tokens, --steps or --fit-minutes")
     args.names = [n.strip() for n in args.models.split(",") if n.strip()] if args.models else \

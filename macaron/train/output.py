@@ -104,7 +104,7 @@ class Output:
                 "at_once": run.pool is not None,
                 "final": scores, "wall_seconds": wall, "total_seconds": time.time() - run.t_start,
                 "hardware": cardlib.hardware(self.dist.device), "date": now_utc(),
-                "command": command_line(self.dist, a.argv), "stats": run.data.stats,
+                "command": command_line(self.dist, a.argv, a.module), "stats": run.data.stats,
                 "trained_with": [x.name for x in run.members], "epochs": run.order.epoch(p.step),
                 "eval_seqs": sum(len(b[0]) for b in run.held_out), "train_sequences": len(run.train_data),
                 "train_tokens": int(run.data.train.n_tokens), "tokens_per_s": p.tokens / max(wall, 1e-9),
@@ -114,8 +114,8 @@ class Output:
                 "move_penalty": a.move_penalty}  # the λ it ends with (penalties: each λ from its step)
 
 
-def command_line(dist, argv: list[str]) -> str:
+def command_line(dist, argv: list[str], module: str = "macaron.train.pretrain") -> str:
     argv = shlex.join([a for a in argv if a not in ("--detach", "--overwrite")]).replace(str(Path.home()), "~")
     if dist.world > 1:
-        return f"torchrun --nproc_per_node {dist.world} -m macaron.train.pretrain {argv}"
-    return f"python -m macaron.train.pretrain {argv}"
+        return f"torchrun --nproc_per_node {dist.world} -m {module} {argv}"
+    return f"python -m {module} {argv}"

@@ -83,14 +83,14 @@ class Member:
                  dtype: torch.dtype = torch.float32, attention: str = "sdpa"):
         self.name, self.config, self.dist, self.dtype = name, config, dist, dtype
         torch.manual_seed(args.seed)  # the same initial weights for every rank (and every run of this seed)
-        self.encoder = build(config, tok).to(dist.device).train()
+        self.encoder = self.network(config, tok).to(dist.device).train()
         self.init_sha256 = param_checksum(self.encoder)  # the random start is rebuilt from the seed, not stored
         use_attention(self.encoder, attention)
         if args.compile:  # in place: forward is compiled, the head (another method) stays eager. On the CPU
             # only Dynamo's graph capture runs (backend "eager"): the dry run checks the capture in seconds,
             # where Inductor's C++ build would take minutes
             self.encoder.compile(backend="inductor" if dist.device.type == "cuda" else "eager")
-        self.mlm = MaskedLM(self.encoder, args.move_penalty).train()
+        self.mlm = self.objective(args).train()
         self.net: nn.Module = self.mlm
         if dist.world > 1:
             ids = [dist.device] if dist.device.type == "cuda" else None
@@ -102,15 +102,24 @@ class Member:
         self.last_eval: dict | None = None
         self.loss_sum = torch.zeros((), device=dist.device)  # summed on the device: no sync per step
 
+    def network(self, config, tok) -> nn.Module:
+        """The network trained (an encoder with its masked-word head; macaron.train.translate: an encoder–decoder)."""
+        return build(config, tok)
+
+    def objective(self, args) -> nn.Module:
+        """The loss of a batch: its forward takes a micro-batch's tensors."""
+        return MaskedLM(self.encoder, args.move_penalty)
+
     def step(self, micro_batches, clip: float):
-        """One optimizer step on the micro-batches [(inputs, attention_mask, labels)] of this rank."""
+        """One optimizer step on the micro-batches of this rank, each the tuple of tensors the objective reads
+        ((inputs, attention_mask, labels) for the masked LM)."""
         n = len(micro_batches)
-        for m, (inputs, attention_mask, labels) in enumerate(micro_batches):
+        for m, batch in enumerate(micro_batches):
             last = m == n - 1
             sync = contextlib.nullcontext() if (self.dist.world == 1 or last) else self.net.no_sync()
             with sync:
                 with precision.autocast(self.dist.device, self.dtype):
-                    loss = self.net(inputs, attention_mask, labels)
+                    loss = self.net(*batch)
                 (loss / n).backward()
             self.loss_sum += loss.detach() / n
         if clip:
@@ -156,6 +165,11 @@ def reuses_weights(encoder: nn.Module) -> bool:
     return max(calls.values(), default=0) > 1
 
 
+def dropout(network: nn.Module) -> bool:
+    """Whether any dropout of the network draws random numbers."""
+    return any(isinstance(mod, nn.Dropout) and mod.p > 0 for mod in network.modules())
+
+
 def one_thread():
     """A pool worker's intra-op threads: one. A thread copies the process-wide count at its first op; asking for the
     count is that op, so the worker keeps one whatever the main thread sets later."""
@@ -185,7 +199,7 @@ def at_once(members: list[Member], args, dist: Dist) -> ThreadPoolExecutor | Non
     divides: three on two would leave one thread idle for a third of each step."""
     k = len(members)
     if (k < 2 or k % torch.get_num_threads() or dist.world > 1 or args.compile
-            or any(m.config.dropout for m in members) or not precision.models_at_once(dist.device)
+            or any(dropout(m.encoder) for m in members) or not precision.models_at_once(dist.device)
             or any(reuses_weights(m.encoder) for m in members)):
         return None
     return thread_per_model(torch.get_num_threads())
@@ -210,7 +224,10 @@ def log(dist: Dist, msg: str):
 # ---- the run, step by step ------------------------------------------------------------
 class Run:
     """The lockstep run: the named steps of training several models on one stream of batches. Where it begins
-    is Start's (start.py), what it writes besides its checkpoint is Output's (output.py)."""
+    is Start's (start.py), what it writes besides its checkpoint is Output's (output.py). A task other than the
+    masked LM (macaron.train.translate) names its own Member and Output and its own prepare and batch."""
+
+    member, output = Member, Output
 
     def __init__(self, args, dist: Dist):
         self.args, self.dist, self.t_start = args, dist, time.time()
@@ -297,8 +314,8 @@ class Run:
         a, dist = self.args, self.dist
         self.dtype = precision.choose(dist.device, a.precision)
         self.attention = precision.attention(dist.device, self.dtype, a.seq_len)
-        self.members = [Member(name, cfg, self.data.tok, a, dist, self.place.total_steps, self.dtype, self.attention)
-                        for name, cfg in self.configs.items()]
+        self.members = [self.member(name, cfg, self.data.tok, a, dist, self.place.total_steps, self.dtype,
+                                    self.attention) for name, cfg in self.configs.items()]
         self.pool = at_once(self.members, a, dist)
         w = torch.get_num_threads()
         self.shares = [self.members[i::w] for i in range(w)]  # each worker's models, when at once
@@ -318,11 +335,16 @@ class Run:
             for m in self.members:
                 m.metrics.parent.mkdir(parents=True, exist_ok=True)
         dist.barrier()
+        self.evaluation_sets()
+        self.out = self.output(self)
+
+    def evaluation_sets(self):
+        """The fixed held-out batches every evaluation reads."""
+        a = self.args
         self.held_out = held_out_batches(self.held_out_data, a.eval_seqs, a.eval_batch, a.eval_seed,
                                         pad_to=a.seq_len if a.compile else None)
         self.shuffled = ev.shuffle_context(self.held_out, self.sp)  # the context effect at every evaluation
         self.unigram = ev.unigram_loss(self.data.train.ids, self.sp.vocab_size, self.held_out)
-        self.out = Output(self)
 
     # 4. where the run starts: a checkpoint, published weights, or the random start (start.py)
     def start(self):
@@ -472,11 +494,11 @@ def ready(run: Run):
         os.replace(tmp, where)  # whole or not at all: --detach reads it as soon as it is there
 
 
-def train(args) -> int:
+def train(args, kind: type[Run] = Run) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     dist = Dist(args.device)
-    run = Run(args, dist)
+    run = kind(args, dist)
     try:
         run.prepare()
         run.open()
@@ -508,7 +530,7 @@ def detach(args, wait: float | None = None) -> int:
     argv = [a for a in args.argv if a != "--detach"]
     before = logfile.stat().st_size if logfile.is_file() else 0
     with open(logfile, "ab") as out:
-        proc = subprocess.Popen(["setsid", "nohup", sys.executable, "-m", "macaron.train.pretrain", *argv],
+        proc = subprocess.Popen(["setsid", "nohup", sys.executable, "-m", args.module, *argv],
                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 env={**os.environ, "PYTHONUNBUFFERED": "1", READY: str(flag)})
     (args.run_dir / "train.pid").write_text(f"{proc.pid}\n")

@@ -101,7 +101,7 @@ def trainer_pid(run_dir: Path) -> int | None:
     if not Path("/proc/self").exists():  # no /proc here: liveness is all we know
         return pid
     try:
-        return pid if b"macaron.train.pretrain" in Path(f"/proc/{pid}/cmdline").read_bytes() else None
+        return pid if b"macaron.train." in Path(f"/proc/{pid}/cmdline").read_bytes() else None
     except OSError:  # gone meanwhile
         return None
 

@@ -1,0 +1,396 @@
+"""Translators trained here: encoder–decoders on Tatoeba Spanish→English (macaron.train.tatoeba), several in lockstep,
+with the masked LM's trainer (pretrain.Run: its checkpoints, resume, cards, bf16, budgets and --detach).
+
+    python -m macaron.train.translate --models transformer-es-en,macaron-es-en,transformer-halves-es-en \\
+        --data ~/.cache/macaron/tatoeba --tokens 10e6 --run-dir ~/.cache/macaron/runs/translate/seed-0 --detach
+
+As the paper's translation runs (fairseq): label-smoothed cross-entropy (ε 0.1), Adam (0.9, 0.98) with the inverse
+square root schedule, batches of sentences of like length up to --max-tokens padded tokens (source or target, the
+longer), the checkpoint chosen on dev (the lowest dev loss, fairseq's checkpoint_best), and test scored as the paper's
+IWSLT14 setting: beam 5, length penalty 1.0, sacreBLEU (with its signature) and chrF on the detokenised text. The
+budget counts target tokens (each sentence's words and </s>).
+
+A model is `<recipe>-es-en`, a recipe of options.RECIPES (its scheme) at the translators' size: 3 + 3 layers × 256,
+4 heads, an FFN budget of 1,024 a layer, pre-LN, sinusoidal positions with the embedding × √d (fairseq's), one token
+table for the source, the target and the head (the vocabulary is joint), dropout 0.1. A Macaron decoder layer is
+½G, F, C, ½G (schemes.with_cross), the paper's.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tokenizers import Tokenizer
+
+from ..config import ModelConfig
+from ..operators import SourceSystem
+from ..translation import JointReading, TranslationConfig
+from ..translation import build as build_translator
+from . import tatoeba
+from .data import IGNORE, DataError
+from .objective import LabelSmoothedNMT
+from .options import RECIPES, parser
+from .output import Output
+from .pretrain import Member, Run, detach, train
+from .resume import TrainError
+
+DESCRIPTION = "Translators trained here: encoder–decoders on Tatoeba Spanish→English, several in lockstep."
+SUFFIX = "-es-en"
+SIZE = dict(n_layers=3, d_model=256, n_heads=4, ffn_total=1024, max_len=128, norm="pre", position="sinusoidal",
+            embedding_scale=16.0, mlm_head=False)  # √256: fairseq's scaled embedding
+BEAM, LENPEN = 5, 1.0  # the paper's IWSLT14 test setting (test-iwslt14.sh)
+
+
+# ---- the data ------------------------------------------------------------------------------------------------------
+class Bitext:
+    """One split's pairs as token ids: source i is its pieces and </s>, target i likewise (tatoeba.encode)."""
+
+    def __init__(self, file: Path):
+        try:
+            with np.load(file) as z:
+                self.src, self.src_at = z["es_ids"].astype(np.int64), z["es_offsets"]
+                self.tgt, self.tgt_at = z["en_ids"].astype(np.int64), z["en_offsets"]
+        except (OSError, KeyError, ValueError) as e:
+            raise DataError(f"{file}: not a split of macaron.train.tatoeba ({e}); run make data-translation") from None
+        if len(self.src_at) != len(self.tgt_at):
+            raise DataError(f"{file}: {len(self.src_at) - 1:,} sources for {len(self.tgt_at) - 1:,} targets")
+        self.lengths = np.diff(self.tgt_at)           # target tokens, </s> included: what a budget counts
+        self.widths = np.maximum(np.diff(self.src_at), self.lengths)  # the padded width a pair needs
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.lengths.sum())
+
+    def source(self, i: int) -> np.ndarray:
+        return self.src[self.src_at[i]:self.src_at[i + 1]]
+
+    def target(self, i: int) -> np.ndarray:
+        return self.tgt[self.tgt_at[i]:self.tgt_at[i + 1]]
+
+    def batch(self, indices, pad: int, start: int, width: int | None = None):
+        """(source [B, S], source_mask [B, S], target_in [B, T], target_out [B, T]): the decoder reads the start
+        token and the target's words, and is asked for each next word and </s>; padding is `pad` in the inputs,
+        IGNORE in target_out. Both sides are `width` wide (default: as wide as their longest)."""
+        src = [self.source(i) for i in indices]
+        tgt = [self.target(i) for i in indices]
+        S, T = width or max(map(len, src)), width or max(map(len, tgt))
+        source = torch.full((len(src), S), pad, dtype=torch.long)
+        target_in = torch.full((len(tgt), T), pad, dtype=torch.long)
+        target_out = torch.full((len(tgt), T), IGNORE, dtype=torch.long)
+        for b, (s, t) in enumerate(zip(src, tgt)):
+            source[b, :len(s)] = torch.from_numpy(s)
+            target_in[b, 0], target_in[b, 1:len(t)] = start, torch.from_numpy(t[:-1])
+            target_out[b, :len(t)] = torch.from_numpy(t)
+        mask = source != pad
+        return source, (None if bool(mask.all()) else mask), target_in, target_out
+
+
+def padded_width(widths: np.ndarray) -> np.ndarray:
+    """The width a batch pads a pair to: a multiple of 4 up to 32 tokens, of 8 up to 64, then of 16. A few shapes in
+    all: oneDNN compiles a kernel for every matrix shape it meets, and a run whose every batch had a shape of its own
+    spent its first steps compiling (395 target tokens/s at step 10 on an AMX Xeon, 2026-11-28)."""
+    w = np.asarray(widths)
+    return np.where(w <= 32, -(-w // 4) * 4, np.where(w <= 64, -(-w // 8) * 8, -(-w // 16) * 16))
+
+
+class Buckets:
+    """Which pairs form batch number `step`, the model aside: pairs of one padded width (padded_width) in a seeded
+    order, cut into batches of max_tokens // width pairs (fairseq's --max-tokens, in padded tokens), the batches in a
+    seeded order per epoch. The interface of data.Order, so the run's budget and epochs read it as they read the
+    masked LM's; `width(step)` is what the batch pads to."""
+
+    def __init__(self, widths: np.ndarray, max_tokens: int, seed: int):
+        padded = padded_width(widths)
+        if int(padded.max()) > max_tokens:
+            raise DataError(f"--max-tokens {max_tokens}: a pair is {int(padded.max())} tokens wide")
+        shuffled = np.random.default_rng([seed, 0xB0C]).permutation(len(widths))
+        self.batches, self.widths = [], []
+        for w in np.unique(padded):
+            members = shuffled[padded[shuffled] == w]
+            n = max_tokens // int(w)
+            self.batches += [members[k:k + n] for k in range(0, len(members), n)]
+            self.widths += [int(w)] * -(-len(members) // n)
+        self.seed, self.per_epoch = seed, len(self.batches)
+        self._perm_epoch, self._perm = -1, None
+
+    def width(self, step: int) -> int:
+        epoch, k = divmod(step, self.per_epoch)
+        return self.widths[self.perm(epoch)[k]]
+
+    def perm(self, epoch: int) -> np.ndarray:
+        if epoch != self._perm_epoch:
+            self._perm = np.random.default_rng([self.seed, epoch]).permutation(self.per_epoch)
+            self._perm_epoch = epoch
+        return self._perm
+
+    def indices(self, step: int) -> np.ndarray:
+        epoch, k = divmod(step, self.per_epoch)
+        return self.batches[self.perm(epoch)[k]]
+
+    def epoch(self, step: int) -> float:
+        return step / self.per_epoch
+
+    def _per_batch(self, lengths: np.ndarray, epoch: int) -> np.ndarray:
+        return np.array([lengths[self.batches[b]].sum() for b in self.perm(epoch)])
+
+    def tokens_for_steps(self, steps: int, lengths: np.ndarray) -> int:
+        full, rest = divmod(steps, self.per_epoch)
+        return int(full * lengths.sum() + self._per_batch(lengths, full)[:rest].sum())
+
+    def steps_for_tokens(self, tokens: int, lengths: np.ndarray) -> int:
+        full, left = divmod(int(tokens), int(lengths.sum()))
+        if left == 0:
+            return full * self.per_epoch
+        return full * self.per_epoch + int(np.searchsorted(np.cumsum(self._per_batch(lengths, full)), left)) + 1
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """What Run reads of its data: the tokenizer, its hash, the statistics, and the training split."""
+
+    tok: Tokenizer
+    tok_hash: str
+    stats: dict
+    train: Bitext
+
+
+def open_corpus(folder: Path) -> tuple[Corpus, Bitext, Bitext]:
+    """(the corpus, dev, test) of a folder that macaron.train.tatoeba wrote."""
+    import hashlib
+
+    from ..checkpoint import read_json
+
+    stats = read_json(folder / "stats.json", DataError)
+    try:
+        tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    except Exception as e:  # tokenizers raises a bare Exception
+        raise DataError(f"{folder / 'tokenizer.json'}: not a tokenizer ({e}); run make data-translation") from None
+    for i, name in enumerate(tatoeba.SPECIALS):
+        if tok.token_to_id(name) != i:
+            raise DataError(f"{folder / 'tokenizer.json'}: {name} is not id {i}")
+    digest = hashlib.sha256((folder / "tokenizer.json").read_bytes()).hexdigest()[:16]
+    return Corpus(tok, digest, stats, Bitext(folder / "train.npz")), Bitext(folder / "dev.npz"), \
+        Bitext(folder / "test.npz")
+
+
+def lines(folder: Path, split: str, side: str) -> list[str]:
+    return (folder / f"{split}.{side}").read_text(encoding="utf-8").splitlines()
+
+
+# ---- the models ----------------------------------------------------------------------------------------------------
+def translator_configs(args, vocab_size: int) -> dict[str, TranslationConfig]:
+    """name -> the encoder–decoder of that recipe at the translators' size."""
+    out = {}
+    for name in args.names:
+        recipe = name.removesuffix(SUFFIX)
+        if not name.endswith(SUFFIX) or recipe not in RECIPES:
+            raise TrainError(f"--models: {name!r} is not <recipe>{SUFFIX} with a recipe of {sorted(RECIPES)}")
+        side = dict(SIZE, **RECIPES[recipe], vocab_size=vocab_size, pad_id=tatoeba.SPECIALS.index("<pad>"),
+                    dropout=args.dropout)
+        for field, value in (("d_model", args.d_model), ("n_layers", args.layers), ("n_heads", args.heads),
+                             ("ffn_total", args.ffn)):  # the size overridden (a small run in a test)
+            if value is not None:
+                side[field] = value
+        if args.d_model is not None:
+            side["embedding_scale"] = math.sqrt(args.d_model)
+        try:
+            out[name] = TranslationConfig(
+                ModelConfig(**side, name=f"{name} encoder"),
+                ModelConfig(**side, causal=True, cross_attention=True, lm_head=True, name=f"{name} decoder"),
+                shared_embeddings=True, source_lang=tatoeba.SOURCE, target_lang=tatoeba.TARGET, name=name)
+        except ValueError as e:
+            raise TrainError(f"{name}: {e}") from None
+    return out
+
+
+class Translator(Member):
+    """A translator of the run: an encoder–decoder and its label-smoothed loss."""
+
+    def network(self, config, tok):
+        return build_translator(config, JointReading(tok))
+
+    def objective(self, args):
+        return LabelSmoothedNMT(self.encoder, args.label_smoothing)
+
+
+# ---- what the run writes -------------------------------------------------------------------------------------------
+@torch.no_grad()
+def dev_scores(model, batches) -> dict:
+    """Dev loss (nats a target token, no smoothing), accuracy of the next word, and their count, teacher-forced."""
+    was = model.training
+    model.eval()
+    loss = correct = count = 0.0
+    for source, mask, target_in, target_out in batches:
+        dev = model.device
+        memory = SourceSystem(model.encoder(source.to(dev), None if mask is None else mask.to(dev)),
+                              None if mask is None else mask.to(dev))
+        logits = model.decoder.head(model.decoder(target_in.to(dev), None, source=memory)).float()
+        gold = target_out.to(dev)
+        real = gold != IGNORE
+        loss += float(F.cross_entropy(logits[real], gold[real], reduction="sum"))
+        correct += float((logits.argmax(-1)[real] == gold[real]).sum())
+        count += float(real.sum())
+    model.train(was)
+    return {"loss": loss / count, "accuracy": correct / count, "perplexity": math.exp(min(loss / count, 50.0)),
+            "targets": int(count)}
+
+
+def test_scores(model, folder: Path, split: str = "test", beam: int = BEAM, lenpen: float = LENPEN,
+                limit: int | None = None) -> dict:
+    """The split translated by the model's own search (beam 5, length penalty 1.0), scored by sacreBLEU (BLEU and
+    chrF, with their signatures) against the split's English as the file has it; the translations kept."""
+    from sacrebleu.metrics import BLEU, CHRF
+
+    from ..bleu import translate_all
+
+    sources = lines(folder, split, tatoeba.SOURCE)[:limit]
+    references = lines(folder, split, tatoeba.TARGET)[:limit]
+    was = model.training
+    model.eval()
+    ids = [model.tokenize(s)[0] for s in sources]
+    hypotheses = [model.tokenizer.target.decode(h) for h in translate_all(model, ids, beam, lenpen, progress=False)]
+    model.train(was)
+    bleu, chrf = BLEU(), CHRF()
+    b, c = bleu.corpus_score(hypotheses, [references]), chrf.corpus_score(hypotheses, [references])
+    return {"bleu": round(b.score, 2), "chrf": round(c.score, 2), "bleu_signature": str(bleu.get_signature()),
+            "chrf_signature": str(chrf.get_signature()), "beam": beam, "lenpen": lenpen, "split": split,
+            "sentences": len(sources), "hypotheses": hypotheses}
+
+
+class TranslatorOutput(Output):
+    """The masked LM's record, with the translators' evaluation: dev loss at every evaluation, the weights of the
+    lowest dev loss kept (<run-dir>/<name>/best, a model folder), and that checkpoint scored on test at the end."""
+
+    def evaluate(self, m) -> dict:
+        run, p, a = self.run, self.place, self.args
+        result = dev_scores(m.encoder, run.held_out)
+        if a.dev_bleu and p.step:  # the curve's BLEU: greedy on the first dev sentences (the choice reads the loss)
+            scores = test_scores(m.encoder, Path(a.data), "dev", beam=1, limit=a.dev_bleu)
+            result.update(dev_bleu=scores["bleu"], dev_bleu_sentences=scores["sentences"])
+        m.last_eval = dict(result, step=p.step)
+        best = run.best.get(m.name)
+        if p.step and (best is None or result["loss"] < best["loss"]):
+            run.best[m.name] = {"step": p.step, "tokens": p.tokens, "loss": result["loss"]}
+            self.write_model(m, self.best_folder(m), dict(result, step=p.step), None)
+        if self.dist.main:
+            from .output import append_jsonl
+            append_jsonl(m.metrics, {"type": "eval", "step": p.step, "tokens": p.tokens,
+                                     "elapsed": round(p.clock(), 2), **result})
+        run.log(f"{m.name} dev step {p.step:,} tokens {p.tokens:,}: loss {result['loss']:.4f} "
+                f"acc {result['accuracy']:.4f} ppl {result['perplexity']:.2f}"
+                + (f" BLEU {result['dev_bleu']:.1f} (greedy, {a.dev_bleu})" if "dev_bleu" in result else "")
+                + (" (best)" if run.best.get(m.name, {}).get("step") == p.step else ""))
+        return result
+
+    def best_folder(self, m) -> Path:
+        return self.args.run_dir / m.name / "best"
+
+    def model(self, m):
+        """The checkpoint of the lowest dev loss, scored on test, as the model's folder."""
+        from ..loading import load
+
+        run, best = self.run, self.run.best[m.name]
+        final = m.encoder.state_dict()
+        m.encoder.load_state_dict(load(self.best_folder(m), device=str(self.dist.device)).state_dict())
+        scores = test_scores(m.encoder, Path(self.args.data))
+        hypotheses = scores.pop("hypotheses")
+        scores = {**dev_scores(m.encoder, run.held_out), **scores, "chosen": best}
+        self.write_model(m, m.out, scores, torch.float16 if self.args.save_dtype == "float16" else None)
+        (m.out / "test.hyp.en").write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
+        m.encoder.load_state_dict(final)
+        run.log(f"saved {m.out}: the checkpoint of step {best['step']:,} (dev loss {best['loss']:.4f}), test BLEU "
+                f"{scores['bleu']:.2f}, chrF {scores['chrf']:.2f} (beam {BEAM}, lenpen {LENPEN})")
+
+    def facts(self, m, scores: dict, dtype) -> dict:
+        a = self.args
+        return {**super().facts(m, scores, dtype), "task": "translation", "scheme": m.config.encoder.scheme,
+                "max_tokens": a.max_tokens, "label_smoothing": a.label_smoothing, "budget": "target tokens",
+                "best": self.run.best.get(m.name)}
+
+
+class TranslatorRun(Run):
+    """The lockstep run over the bitext: its batches, dev set and checkpoint choice."""
+
+    member, output = Translator, TranslatorOutput
+
+    def prepare(self):
+        a = self.args
+        self.data, self.dev, self.test = open_corpus(Path(a.data))
+        self.configs = translator_configs(a, self.data.tok.get_vocab_size())
+        self.train_data = self.data.train
+        self.order = Buckets(self.train_data.widths, a.max_tokens, a.seed)
+        self.terms = {"seed": a.seed, "batch": a.max_tokens, "seq_len": SIZE["max_len"], "cross_documents": False,
+                      "accum": a.accum, "mask_rate": None, "mask_only": False,
+                      "corpus_stats": self.data.tok_hash + json.dumps(self.data.stats["splits"], sort_keys=True)}
+        self.asked = self.place.total_steps = self.budget_from_args()
+        self.best: dict[str, dict] = {}
+
+    def evaluation_sets(self):
+        dev = Buckets(self.dev.widths, self.args.max_tokens, 0)
+        self.held_out = [self.dev.batch(b, self.pad, self.start_id, w) for b, w in zip(dev.batches, dev.widths)]
+        self.shuffled = self.unigram = None
+
+    @property
+    def pad(self) -> int:
+        return tatoeba.SPECIALS.index("<pad>")
+
+    @property
+    def start_id(self) -> int:
+        return tatoeba.SPECIALS.index("</s>")  # fairseq's decoder starts from </s>
+
+    def batch(self, step: int):
+        indices = self.order.indices(step)
+        to = dict(device=self.dist.device, non_blocking=True)
+        batch = self.train_data.batch(indices, self.pad, self.start_id, self.order.width(step))
+        batch = tuple(None if t is None else t.to(**to) for t in batch)
+        return [batch], int(self.train_data.lengths[indices].sum())
+
+    def state_doc(self) -> dict:
+        return {**super().state_doc(), "best": self.best}
+
+    def start(self):
+        super().start()
+        if self.state:
+            self.best = dict(self.state.get("best") or {})
+
+
+def parse_args(argv=None):
+    from .options import parse_args as parse
+
+    p = parser("python -m macaron.train.translate", DESCRIPTION)
+    g = p.add_argument_group("translation")
+    g.add_argument("--max-tokens", type=int, default=4096, help="padded tokens a batch (source or target, the "
+                                                                 "longer side), as fairseq's --max-tokens")
+    g.add_argument("--label-smoothing", type=float, default=0.1)
+    g.add_argument("--dev-bleu", type=int, default=250, help="at each evaluation, greedy BLEU on this many dev "
+                                                             "sentences, for the curve (0: none)")
+    p.set_defaults(data=str(Path.home() / ".cache" / "macaron" / "tatoeba"), schedule="inverse-sqrt", lr=1.5e-3,
+                   warmup=400, dropout=0.1, weight_decay=0.0, eps=1e-8, clip=0.0, eval_every=250, seq_len=128)
+    args = parse(argv, p)
+    if args.accum != 1 or args.compile:
+        p.error("the translators train without --accum and --compile")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if args.detach:
+        return detach(args)
+    try:
+        return train(args, TranslatorRun)
+    except (DataError, TrainError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

