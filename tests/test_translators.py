@@ -37,7 +37,8 @@ def synthetic_pairs() -> list[tatoeba.Pair]:
             pairs.append(tatoeba.Pair(f"El {cosa} es {color}.", en, "CC-BY 2.0 test"))
             pairs.append(tatoeba.Pair(f"Ese {cosa} es {color}.", en, "CC-BY 2.0 test"))
             pairs.append(tatoeba.Pair(f"Ese {cosa} es {color}.", f"That {thing} is {colour}.", "CC-BY 2.0 test"))
-            pairs.append(tatoeba.Pair(f"Veo un {cosa} {color}.", f"I see a {colour} {thing}.", "CC-BY 2.0 test"))
+            pairs.append(tatoeba.Pair(f"Desde aquí veo un {cosa} {color}.", f"From here I see a {colour} {thing}.",
+                                      "CC-BY 2.0 test"))
     return pairs
 
 
@@ -140,9 +141,16 @@ def weights(run, name):
     return load_file(run / "checkpoint" / f"{name}.model.safetensors")
 
 
-def test_a_small_race_trains_resumes_exactly_and_translates(folder, tmp_path):
-    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
-    assert tr.main(train_args(folder, straight)) == 0
+@pytest.fixture(scope="module")
+def straight(folder, tmp_path_factory):
+    """A small race of two schemes, six steps, no stop."""
+    run = tmp_path_factory.mktemp("straight")
+    assert tr.main(train_args(folder, run)) == 0
+    return run
+
+
+def test_a_small_race_trains_resumes_exactly_and_translates(folder, straight, tmp_path):
+    resumed = tmp_path / "resumed"
     assert tr.main(train_args(folder, resumed, "--stop-after", "3")) == 0
     assert json.loads((resumed / "checkpoint" / "state.json").read_text())["step"] == 3
     assert tr.main(train_args(folder, resumed, "--resume")) == 0
@@ -171,3 +179,37 @@ def test_a_small_race_trains_resumes_exactly_and_translates(folder, tmp_path):
 def test_a_run_refuses_a_folder_that_is_not_the_data(tmp_path, capsys):
     assert tr.main(train_args(tmp_path, tmp_path / "run")) == 2
     assert "stats.json: file is missing" in capsys.readouterr().err
+
+
+def test_a_published_race_is_read_by_zoo_with_paired_bootstraps(folder, straight, tmp_path, capsys):
+    from macaron import zoo
+    from macaron.__main__ import main as cli
+    from macaron.train.publish import main as publish
+
+    race, shipped = tmp_path / "race" / "translation", tmp_path / "pretrained"
+    assert publish([str(straight), "--race", str(race / "seed-0"), "--ship", "macaron-es-en", "--out", str(shipped),
+                    "--presets", str(folder / "test.es")]) == 0
+    (race / "test.en").write_text((folder / "test.en").read_text(encoding="utf-8"), encoding="utf-8")
+    assert f"published {shipped / 'macaron-es-en'}" in capsys.readouterr().out
+    assert sorted(p.name for p in (race / "seed-0" / "transformer-es-en").iterdir()) == \
+        ["metrics.jsonl", "test.hyp.en", "training.json"]  # no weights in the race's record
+    presets = (shipped / "macaron-es-en" / "presets.txt").read_text(encoding="utf-8").splitlines()
+    sources = (folder / "test.es").read_text(encoding="utf-8").splitlines()
+    assert presets == [s for s in sources if len(s.split()) >= 5][:8] and presets
+    assert cli(["zoo", "--json", "--root", str(race.parent)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    runs = {r["scheme"]: r for r in out["runs"]}
+    facts = {n: json.loads((straight / "models" / n / "training.json").read_text())
+             for n in ("transformer-es-en", "macaron-es-en")}
+    for scheme, name in (("lie-trotter", "transformer-es-en"), ("strang", "macaron-es-en")):
+        r = runs[scheme]
+        assert r["task"] == "translation" and r["seed"] == 0 and r["tokens"] == facts[name]["tokens"]
+        assert (r["bleu"], r["chrf"], r["parameters"]) == (facts[name]["final"]["bleu"], facts[name]["final"]["chrf"],
+                                                           facts[name]["parameters"])
+    (d,) = out["translation"]  # Lie–Trotter − Strang, the one question two schemes ask
+    assert (d["a"], d["b"], d["seeds"], d["t95"]) == ("lie-trotter", "strang", 1, None)
+    seed = d["per_seed"][0]
+    assert seed["bleu"] == pytest.approx(runs["lie-trotter"]["bleu"] - runs["strang"]["bleu"])
+    assert 0 <= seed["p_bleu"] <= 1 and 0 <= seed["p_chrf"] <= 1
+    table = zoo.translation_markdown(zoo.runs(race.parent, task="translation"), race.parent)
+    assert f"| {runs['strang']['bleu']:.2f} |" in table and "Lie–Trotter − Strang–Marchuk" in table

@@ -5,6 +5,8 @@
 
     python -m macaron.train.publish ~/.cache/macaron/runs/mini --with-milestones   (a finished pair)
     python -m macaron.train.publish RUN --race pretrained/race/seed-0 [--ship NAME]  (a race run: curves only)
+    python -m macaron.train.publish RUN --race pretrained/race/translation/seed-0 --ship NAME --presets TEST.es
+                                                      (translators: their test translations too; presets shipped)
 
 A milestone (`pretrain --keep-every`) is a complete model folder: float16 weights, config, tokenizer,
 metrics so far, training.json and a card that says how far the run is. Publishing writes it to the
@@ -108,12 +110,24 @@ def publish(run_dir: Path, out: Path, step: int | None = None, with_milestones: 
     return [out / name for name in names]
 
 
+PRESETS, PRESET_WORDS = 8, 5  # a shipped translator's preset sentences: the first 8 of its test set with 5+ words
+KEPT = (FACTS, "metrics.jsonl", "test.hyp.en")  # what a race run keeps (a translator's test translations too)
+
+
+def presets(test_source: Path, n: int = PRESETS) -> list[str]:
+    """The first n sentences of a test set's source with at least PRESET_WORDS words, in file order (none chosen by
+    how a model translates them)."""
+    lines = Path(test_source).read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if len(line.split()) >= PRESET_WORDS][:n]
+
+
 def publish_race(models: Path, out: Path, ship: tuple[str, ...] = (), shipped: Path = ROOT / "pretrained", *,
-                 replace: bool = False, unfinished: bool = False) -> list[Path]:
-    """A race run's finished models (`pretrain --out`): each one's curve and facts to out/<name> (no weights:
-    macaron.zoo reads these), and the models named in `ship` whole to shipped/<name>, as the explorer's models.
-    Checked first: models before their budget (unless `unfinished`), and folders that exist (unless `replace`:
-    a race model shipped as macaron-mini would replace the shipped 40 M-token one)."""
+                 replace: bool = False, unfinished: bool = False, test_source: Path | None = None) -> list[Path]:
+    """A race run's finished models (`pretrain --out`): each one's curve and facts (a translator's test translations
+    too) to out/<name> (no weights: macaron.zoo reads these), and the models named in `ship` whole to shipped/<name>,
+    as the explorer's models, with `presets.txt` from `test_source` for a translator. Checked first: models before
+    their budget (unless `unfinished`), and folders that exist (unless `replace`: a race model shipped as
+    macaron-mini would replace the shipped 40 M-token one)."""
     folders = sorted(p.parent for p in Path(models).glob(f"*/{FACTS}"))
     if not folders:
         raise FileNotFoundError(f"{models}: no finished model folders (a race run writes them at its end)")
@@ -125,11 +139,15 @@ def publish_race(models: Path, out: Path, ship: tuple[str, ...] = (), shipped: P
     written = []
     for folder in folders:
         (out / folder.name).mkdir(parents=True, exist_ok=True)
-        for name in (FACTS, "metrics.jsonl"):
-            shutil.copyfile(folder / name, out / folder.name / name)
+        for name in KEPT:
+            if (folder / name).is_file():
+                shutil.copyfile(folder / name, out / folder.name / name)
         written.append(out / folder.name)
         if folder.name in ship:
             _copy(folder, shipped / folder.name)
+            if test_source is not None:
+                (shipped / folder.name / "presets.txt").write_text("".join(line + "\n" for line in presets(
+                    test_source)), encoding="utf-8")
             written.append(shipped / folder.name)
     return written
 
@@ -143,6 +161,9 @@ def main(argv=None) -> int:
     p.add_argument("--race", metavar="DIR", default=None,
                    help="a race run (README, 'The race'): copy each finished model's curve and facts to DIR/<name>")
     p.add_argument("--ship", default="", help="with --race: comma list of models also shipped whole to --out")
+    p.add_argument("--presets", metavar="TEST_SOURCE", default=None,
+                   help="with --ship: a translator's test set source; its first sentences become the shipped "
+                        "folder's presets.txt (the Translate page's presets)")
     p.add_argument("--replace", action="store_true", help="replace folders that exist (else publishing refuses)")
     p.add_argument("--unfinished", action="store_true",
                    help="publish a run that has not reached its budget (else publishing refuses)")
@@ -151,7 +172,9 @@ def main(argv=None) -> int:
     try:
         if args.race:
             ship = tuple(n for n in args.ship.split(",") if n)
-            for folder in publish_race(Path(args.run_dir) / "models", Path(args.race), ship, Path(args.out), **told):
+            test_source = Path(args.presets) if args.presets else None
+            for folder in publish_race(Path(args.run_dir) / "models", Path(args.race), ship, Path(args.out),
+                                       test_source=test_source, **told):
                 print(f"published {folder}")
             return 0
         for folder in publish(Path(args.run_dir), Path(args.out), args.step, args.with_milestones, **told):
