@@ -20,7 +20,7 @@ import time
 import streamlit as st
 
 import macaron
-from macaron import CheckpointError, InputError, analysis, bleu, plot, toy
+from macaron import CheckpointError, InputError, analysis, bleu, plot, toy, translation
 from macaron.checkpoint import NO_TOKENIZER
 from macaron.translation import EXAMPLES, EncoderDecoder, Translation, joint
 
@@ -277,9 +277,10 @@ def move_shares(path: str, texts: tuple[str, ...], beam: int, normalised: bool, 
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=300)  # a test set fetched while the server runs shows up
 def presets(path: str, lang: str) -> tuple[tuple[str, ...], bool]:
-    """A translation model's preset sentences: the first of the paper's test set where fetch brought it (True), else
-    the page's own in the model's source language (False; none for a language they are not written in)."""
-    found = bleu.release_presets(path, lang)
+    """A translation model's preset sentences: the first of its test set, shipped with a translator trained here or
+    the paper's where fetch brought it (True), else the page's own in the model's source language (False; none for a
+    language they are not written in)."""
+    found = translation.presets(path) or bleu.release_presets(path, lang)
     return (tuple(found), True) if found else (tuple(EXAMPLES.get(lang, ())), False)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -32,7 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .checkpoint import CheckpointError, default_card, save
+from .checkpoint import CheckpointError, default_card, read_facts, save
 from .config import ModelConfig
 from .model import Model, _aliases, _drop_aliases, _fill_aliases, _is_id_list
 from .moses_bpe import EOS, PAD, UNK, ReadingError, TranslationReading, is_moses_bpe_pair
@@ -510,6 +511,30 @@ def reading_of(file) -> TranslationReading | JointReading:
         return JointReading(Tokenizer.from_file(str(file)))
     except Exception as e:  # tokenizers raises its own Exception for a file it cannot read
         raise ReadingError(f"{file}: not a readable tokenizer ({e})") from None
+
+
+PRESETS = "presets.txt"  # a translator trained here ships the first sentences of its test set (train.publish)
+
+
+def presets(folder) -> list[str]:
+    """A translator's own preset sentences (its folder's presets.txt, one a line), or []."""
+    file = Path(folder) / PRESETS
+    try:
+        return [line for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
+def test_scores(folder) -> dict | None:
+    """A translator trained here: its test BLEU and chrF with what they were measured on (its training.json's
+    final scores), or None for any other folder."""
+    try:
+        facts = read_facts(Path(folder)) or {}
+        final = facts.get("final") or {}
+        return {k: final[k] for k in ("bleu", "chrf", "beam", "lenpen", "sentences", "bleu_signature")} \
+            if facts.get("task") == "translation" and "bleu" in final else None
+    except (CheckpointError, OSError, ValueError, KeyError):
+        return None
 
 
 def from_folder(folder, fields: dict) -> EncoderDecoder:

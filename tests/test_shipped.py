@@ -117,3 +117,31 @@ def test_the_readme_race_tables_are_the_stored_race():
     from macaron import zoo
 
     assert zoo.markdown(zoo.runs()) in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+TRANSLATORS = ("transformer-es-en", "macaron-es-en")
+
+
+@pytest.mark.parametrize("name", TRANSLATORS)
+def test_a_shipped_translator_translates_held_out_sentences_as_its_card_says(name):
+    """The first 60 held-out test pairs (no test sentence occurs in training) translated again by the shipped weights
+    with the card's search: sacreBLEU on them is a real translator's, and the test set's whole translation stored with
+    the race gives the card's BLEU again."""
+    from sacrebleu.metrics import BLEU
+
+    from macaron import zoo
+
+    folder = ROOT / "pretrained" / name
+    facts = json.loads((folder / "training.json").read_text())
+    final = facts["final"]
+    stored = zoo.RACE / "translation" / f"seed-{facts['seed']}" / name / "test.hyp.en"
+    references = zoo.references()
+    hypotheses = stored.read_text(encoding="utf-8").splitlines()
+    assert BLEU().corpus_score(hypotheses, [references]).score == pytest.approx(final["bleu"], abs=0.01)
+    assert final["bleu"] >= 40 and final["beam"] == 5 and final["lenpen"] == 1.0
+    model = macaron.load(folder, device="cpu")
+    assert macaron.translation.presets(folder)  # the Translate page's presets: the test set's first sentences
+    sources = (ROOT / "pretrained" / "race" / "translation" / "test.es").read_text(encoding="utf-8").splitlines()[:60]
+    again = [model.tokenizer.target.decode(model.search(s, beam=5).tokens) for s in sources]
+    assert again == hypotheses[:60]  # the shipped float16 weights translate as the run's own did
+    assert BLEU().corpus_score(again, [references[:60]]).score >= 30

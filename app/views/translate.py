@@ -7,7 +7,7 @@ import streamlit as st
 
 import explorer_cache as cache
 import explorer_state as state
-from macaron import plot
+from macaron import plot, translation
 from macaron.plot.style import CONVECTION_COLOR, CROSS_COLOR, DIFFUSION_COLOR, SYSTEM_LOOK
 
 state.header("Translate: two particle systems",
@@ -44,6 +44,7 @@ def render() -> None:
     found_b = cache.translate(other[1], text, beam, other[0]) if other else None
     said([(picked[0], tr, model.config)]
          + ([(other[0], found_b[0], cache.load_translation(other[1]).config)] if found_b else []))
+    measured([p for p in (picked, other) if p])
     view = view_options(both, url)
     if found_b is None:
         proj, fig = animation(picked, text, beam, both, **view)
@@ -96,8 +97,9 @@ def inputs(names: list[str]):
 
     row[1].selectbox("Preset sentences", ["(choose one)", *examples], key="t_preset", on_change=apply,
                      label_visibility=state.LABELS[state.presenting()], disabled=not examples,
-                     help=f"The first {len(examples)} sentences of the test set the paper's BLEU was measured "
-                          f"on, read back to text." if from_test_set else
+                     help=f"The first {len(examples)} sentences of the test set this model's BLEU was measured "
+                          f"on (of at least five words, for a translator trained here), read back to text."
+                          if from_test_set else
                           "Two senses of one word (a bench and a bank; a bank and a river's side): watch what "
                           "cross-attention does with each.")
     state.init_widget("t_beam", "beam", 5, parse=int, valid=lambda v: v in BEAMS)
@@ -109,6 +111,19 @@ def inputs(names: list[str]):
                                  "every step (the paper's IWSLT14 test).")
     state.link_limit_note(text)
     return text or "", picked, model, beam
+
+
+def measured(picks: list) -> None:
+    """Each translator's test scores where it was trained here (its card's), in the sidebar."""
+    rows = [(name, translation.test_scores(path)) for name, path in picks]
+    rows = [(name, s) for name, s in rows if s]
+    if rows:
+        with st.sidebar:
+            st.subheader("Test scores")
+            st.markdown("  \n".join(f"**{name}**: BLEU {s['bleu']:.1f}, chrF {s['chrf']:.1f}" for name, s in rows),
+                        help=f"On the {rows[0][1]['sentences']:,} held-out Tatoeba pairs (no test sentence occurs in "
+                             f"training), beam {rows[0][1]['beam']}, length penalty {rows[0][1]['lenpen']:g}, "
+                             f"sacreBLEU `{rows[0][1]['bleu_signature']}`.")
 
 
 def said(found: list) -> None:

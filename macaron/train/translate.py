@@ -266,6 +266,30 @@ def test_scores(model, folder: Path, split: str = "test", beam: int = BEAM, lenp
             "sentences": len(sources), "hypotheses": hypotheses}
 
 
+def dev_batches(dev: Bitext, max_tokens: int) -> list:
+    """The dev set's fixed batches, as every evaluation reads them."""
+    pad, start = tatoeba.SPECIALS.index("<pad>"), tatoeba.SPECIALS.index("</s>")
+    order = Buckets(dev.widths, max_tokens, 0)
+    return [dev.batch(b, pad, start, w) for b, w in zip(order.batches, order.widths)]
+
+
+def score_folder(folder: Path, data: Path, max_tokens: int = 6144) -> dict:
+    """A translator's scores on the weights as its folder stores them (float16 where saved so): dev loss, and the
+    test set translated again and scored; test.hyp.en, training.json's final scores and the card rewritten."""
+    from ..loading import load
+    from . import card
+
+    model = load(folder, device="cpu")
+    scores = test_scores(model, data)
+    hypotheses = scores.pop("hypotheses")
+    (folder / "test.hyp.en").write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
+    info = card.read_facts(folder)
+    info["final"] = {**info["final"], **dev_scores(model, dev_batches(Bitext(data / "dev.npz"), max_tokens)),
+                     **scores}
+    card.write(folder, info)
+    return info["final"]
+
+
 class TranslatorOutput(Output):
     """The masked LM's record, with the translators' evaluation: dev loss at every evaluation, the weights of the
     lowest dev loss kept (<run-dir>/<name>/best, a model folder), and that checkpoint scored on test at the end."""
@@ -295,20 +319,18 @@ class TranslatorOutput(Output):
         return self.args.run_dir / m.name / "best"
 
     def model(self, m):
-        """The checkpoint of the lowest dev loss, scored on test, as the model's folder."""
+        """The checkpoint of the lowest dev loss as the model's folder, then scored on dev and test as stored."""
         from ..loading import load
 
         run, best = self.run, self.run.best[m.name]
         final = m.encoder.state_dict()
         m.encoder.load_state_dict(load(self.best_folder(m), device=str(self.dist.device)).state_dict())
-        scores = test_scores(m.encoder, Path(self.args.data))
-        hypotheses = scores.pop("hypotheses")
-        scores = {**dev_scores(m.encoder, run.held_out), **scores, "chosen": best}
-        self.write_model(m, m.out, scores, torch.float16 if self.args.save_dtype == "float16" else None)
-        (m.out / "test.hyp.en").write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
+        self.write_model(m, m.out, {**dev_scores(m.encoder, run.held_out), "chosen": best},
+                         torch.float16 if self.args.save_dtype == "float16" else None)
         m.encoder.load_state_dict(final)
+        scores = score_folder(m.out, Path(self.args.data), self.args.max_tokens)
         run.log(f"saved {m.out}: the checkpoint of step {best['step']:,} (dev loss {best['loss']:.4f}), test BLEU "
-                f"{scores['bleu']:.2f}, chrF {scores['chrf']:.2f} (beam {BEAM}, lenpen {LENPEN})")
+                f"{scores['bleu']:.2f}, chrF {scores['chrf']:.2f} (beam {BEAM}, lenpen {LENPEN}), as stored")
 
     def facts(self, m, scores: dict, dtype) -> dict:
         a = self.args
@@ -335,8 +357,7 @@ class TranslatorRun(Run):
         self.best: dict[str, dict] = {}
 
     def evaluation_sets(self):
-        dev = Buckets(self.dev.widths, self.args.max_tokens, 0)
-        self.held_out = [self.dev.batch(b, self.pad, self.start_id, w) for b, w in zip(dev.batches, dev.widths)]
+        self.held_out = dev_batches(self.dev, self.args.max_tokens)
         self.shuffled = self.unigram = None
 
     @property
@@ -381,7 +402,22 @@ def parse_args(argv=None):
     return args
 
 
+def rescore(folders: list[str]) -> int:
+    """python -m macaron.train.translate rescore FOLDER... [--data DIR]: each translator scored again as stored."""
+    data = Path.home() / ".cache" / "macaron" / "tatoeba"
+    if "--data" in folders:
+        k = folders.index("--data")
+        data, folders = Path(folders[k + 1]), folders[:k] + folders[k + 2:]
+    for folder in folders:
+        s = score_folder(Path(folder), data)
+        print(f"{folder}: test BLEU {s['bleu']:.2f}, chrF {s['chrf']:.2f}, dev loss {s['loss']:.4f}")
+    return 0
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["rescore"]:
+        return rescore(argv[1:])
     args = parse_args(argv)
     if args.detach:
         return detach(args)
