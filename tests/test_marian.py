@@ -255,23 +255,41 @@ def test_a_translation_is_both_systems_traced(marian):
     assert ours.encoder.config.hf_family == "Marian" and ours.config.name == "opus-mt-de-en"
 
 
-def test_untied_embeddings_and_separate_vocabularies(tmp_path):
-    folder = write_marian(tmp_path / "untied", separate=True, share_encoder_decoder_embeddings=False,
-                          tie_word_embeddings=False, seed=5)
-    theirs = transformers.MarianMTModel.from_pretrained(folder).eval()
+@pytest.mark.parametrize("shared, tied", [(True, True), (True, False), (False, True), (False, False)],
+                         ids=["joined-tied", "joined-untied", "separate-tied", "separate-untied"])
+def test_the_tables_transformers_5_saves_are_the_ones_read(tmp_path, shared, tied):
+    """Joined or separate vocabularies (share_encoder_decoder_embeddings), tied or untied (tie_word_embeddings), as
+    transformers 5 saves them: tied, one table under the name it ties to (model.shared alone, joined); untied, each
+    system's own and lm_head, beside a model.shared no forward reads (joined), which reading in their place is off."""
+    folder = write_marian(tmp_path / "opus-mt-de-en", separate=not shared, share_encoder_decoder_embeddings=shared,
+                          tie_word_embeddings=tied, seed=5)
+    from safetensors import safe_open
+
+    with safe_open(folder / "model.safetensors", "pt") as f:
+        stored = {k for k in f.keys() if "embed_tokens" in k or k.endswith(("shared.weight", "lm_head.weight"))}
+    systems = {"model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight"}
+    assert stored == ({"model.shared.weight"} if shared and tied else
+                      (systems | {"model.shared.weight"} if shared else systems) | ({"lm_head.weight"} if not tied
+                                                                                  else set()))
+    theirs = transformers.MarianMTModel.from_pretrained(folder, attn_implementation="eager").eval()
     tok = transformers.MarianTokenizer.from_pretrained(folder)
     ours = macaron.load(folder, device="cpu")
-    assert ours.config.encoder.vocab_size != ours.config.decoder.vocab_size and not ours.config.shared_embeddings
-    for text in SENTENCES[:3]:
+    assert (ours.config.encoder.vocab_size != ours.config.decoder.vocab_size) == (not shared)
+    worst, targets = 0.0, set()
+    for text in SENTENCES:
         source_ids = tok(text).input_ids
         assert ours.tokenize(text)[0] == source_ids
         target = generated(theirs, source_ids, num_beams=1, max_new_tokens=10)
-        assert ours.translate(source_ids, beam=1, max_tokens=9).target_ids == target
+        translation = ours.translate(source_ids, beam=1, max_tokens=9)
+        assert translation.target_ids == target and translation.text == tok.decode(target, skip_special_tokens=True)
+        targets.add(tuple(target))
         with torch.no_grad():
-            logits = theirs(input_ids=torch.tensor([source_ids]),
-                            decoder_input_ids=torch.tensor([[tok.pad_token_id, *target]])).logits[0]
-        assert err(ours.target_logits(source_ids, target), logits) < TOL
-        assert ours.translate(source_ids, beam=1, max_tokens=9).text == tok.decode(target, skip_special_tokens=True)
+            out = theirs(input_ids=torch.tensor([source_ids]),
+                         decoder_input_ids=torch.tensor([[tok.pad_token_id, *target]]))
+        worst = max(worst, err(ours.encode(source_ids).states[0], out.encoder_last_hidden_state[0]),
+                    err(ours.target_logits(source_ids, target), out.logits[0]))
+    assert worst < TOL, worst
+    assert len(targets) > 1  # translations that differ: the tables the head reads tell the words apart
 
 
 def pickle_weights(folder: Path, model) -> None:
@@ -362,6 +380,15 @@ def test_bad_input_is_one_clear_message(tmp_path, marian):
         (f / "pytorch_model.bin").write_bytes((f / "pytorch_model.bin").read_bytes()[:5000])
 
     assert "truncated" in broken("truncated-bin", pickled_truncated)
+
+    def a_head_of_its_own(f: Path):  # config.json ties it, and transformers would untie it: refused, not guessed
+        from safetensors.torch import load_file, save_file
+
+        weights = load_file(f / "model.safetensors")
+        save_file(weights | {"lm_head.weight": torch.randn_like(weights["model.shared.weight"])},
+                  f / "model.safetensors", metadata={"format": "pt"})
+
+    assert "tie_word_embeddings" in broken("untied-head", a_head_of_its_own)
 
     with pytest.raises(CheckpointError, match="no_repeat_ngram_size") as e:
         macaron.load(with_generation(folder, tmp_path / "ngrams", no_repeat_ngram_size=3), device="cpu")
