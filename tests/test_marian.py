@@ -123,6 +123,15 @@ def with_generation(folder: Path, copy: Path, **changes) -> Path:
     return copy
 
 
+def with_specials_only(folder: Path, copy: Path) -> Path:
+    """A copy of a Marian folder whose vocab.json names </s>, <unk> and <pad> alone, fewer ids than its vocab_size
+    (as benchmarks/bench_translate.py writes one): the ids of the model's words have no entry."""
+    shutil.copytree(folder, copy)
+    vocab = json.loads((copy / "vocab.json").read_text())
+    (copy / "vocab.json").write_text(json.dumps({k: i for k, i in vocab.items() if k in ("</s>", "<unk>", "<pad>")}))
+    return copy
+
+
 @pytest.fixture(scope="module")
 def marian(tmp_path_factory):
     """(folder, transformers' model, transformers' tokenizer, ours)."""
@@ -160,6 +169,23 @@ def test_text_reads_as_marian_tokenizer_reads_it(marian):
     for _ in range(20):  # any ids, specials among them, read back as its decode does
         ids = torch.randint(0, len(tok), (12,), generator=g).tolist() + [0]
         assert ours.tokenizer.target.decode(ids) == tok.decode(ids, skip_special_tokens=True), ids
+
+
+def test_an_id_the_vocabulary_does_not_name_reads_as_its_number(tmp_path, marian):
+    """A vocab.json naming fewer ids than the model's embeddings: an id without an entry shows as <id 17> wherever
+    ids are read as tokens (a translation's, given ids, the logit lens), not as None. The ids are transformers'."""
+    folder, theirs, tok, _ = marian
+    ours = macaron.load(with_specials_only(folder, tmp_path / "specials-only"), device="cpu")
+    pad = tok.pad_token_id
+    shown = {0: "</s>", 1: "[UNK]", pad: "<pad>"}
+    source_ids = ours.tokenize(SENTENCES[0])[0]
+    translation = ours.translate(source_ids, beam=1)
+    assert translation.target_ids == generated(theirs, source_ids, num_beams=1)
+    assert translation.target.tokens == [shown.get(i, f"<id {i}>") for i in [pad, *translation.target_ids]]
+    assert any(t.startswith("<id ") for t in translation.target.tokens)
+    assert ours.decoder.reader.ids([17, 0])[1] == ["<id 17>", "</s>"]
+    guesses = ours.decoder.logit_lens(translation.target, 0, k=ours.config.decoder.vocab_size)[-1]
+    assert all(isinstance(word, str) for word, _ in guesses) and any(w.startswith("<id ") for w, _ in guesses)
 
 
 # ---- the computation ----------------------------------------------------------------------------------------------
