@@ -249,6 +249,28 @@ def test_ids_without_a_vocabulary_entry_are_drawn_by_number(tmp_path, pair_dir, 
     assert {esc(display_token(t)) for t in unnamed} <= drawn, sorted(drawn)
 
 
+def test_with_the_hub_allowed_and_no_translation_model_the_hub_picker_opens_one(tmp_path, pair_dir, monkeypatch):
+    """MACARON_HUB=1 on a server with no translation model: the page gives its advice and offers the Hub in its
+    model picker; a Marian model named there (from the local Hub cache) translates."""
+    from test_hub import put_in_cache
+
+    folder = pair_dir / MARIAN
+    put_in_cache(tmp_path / "hub", "Helsinki-NLP/opus-mt-de-en",
+                 {f.name: f.read_bytes() for f in folder.iterdir() if f.is_file()})
+    for name, value in (("HF_HUB_CACHE", str(tmp_path / "hub")), ("HF_HUB_OFFLINE", "1"), ("MACARON_HUB", "1")):
+        monkeypatch.setenv(name, value)
+    (tmp_path / "models").mkdir()
+    at = _app(tmp_path / "models", monkeypatch, beam="1")
+    assert "No translation model on this server yet" in at.info[0].value
+    picker = at.selectbox(key="t_model")
+    assert picker.options == ["A model from the Hub…"] and picker.value == "A model from the Hub…"
+    at.text_input(key="t_model_hub").set_value("Helsinki-NLP/opus-mt-de-en").run()
+    at.text_input(key="t_text").set_value(GERMAN[0]).run()
+    assert not at.exception and not at.error, [e.message for e in at.exception]
+    tr = macaron.load(folder, device="cpu").translate(GERMAN[0], beam=1)
+    assert f"de → en:** {tr.text}" in " ".join(m.value for m in at.markdown)
+
+
 # ---- the page, in Chromium -------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def server(pair_dir, tmp_path_factory):
