@@ -274,13 +274,18 @@ def import_fairseq(args) -> int:
 
 def imported_folder(args) -> Path:
     """Where an import without --out goes: the models cache (macaron.fetch.imported_dir, where fetch writes and
-    list and the explorer look), under --name or the checkpoint file's name."""
+    list and the explorer look), under --name or the checkpoint file's name; a model there already is kept (two
+    releases' checkpoints share a file name)."""
     from .fetch import imported_dir
 
     name = args.name or args.checkpoint.stem
     if name in ("", ".", "..") or Path(name).name != name:
         raise ValueError(f"--name {name!r}: a model's name is one folder's name, without '/'")
-    return imported_dir() / name
+    folder = imported_dir() / name
+    if folder.exists():
+        raise CheckpointError(f"{folder}: a model named {name} is imported already; give another --name, or delete "
+                              f"the folder to import it again")
+    return folder
 
 
 def bleu(args) -> int:

@@ -524,7 +524,8 @@ def test_cli_imports_and_reports_bad_input_in_one_line(tmp_path, monkeypatch, fi
 
 def test_an_import_without_out_is_listed_where_fetch_writes(tmp_path, monkeypatch, files, capsys):
     """`import-fairseq CHECKPOINT --dict DICT`, as the Translate page advises: into the models cache under the
-    checkpoint file's name (--name to choose), where `list`, `trace --model NAME` and the explorer find it."""
+    checkpoint file's name (--name to choose), where `list`, `trace --model NAME` and the explorer find it; a model
+    imported there under that name already is kept."""
     from macaron.__main__ import main
 
     monkeypatch.setenv("MACARON_CACHE", str(tmp_path / "cache"))
@@ -544,6 +545,8 @@ def test_an_import_without_out_is_listed_where_fetch_writes(tmp_path, monkeypatc
     assert macaron.load("paper-mine", device="cpu").config.name == "paper-mine"
     assert main(["import-fairseq", str(ckpt), "--dict", str(dictionary), "--name", "../elsewhere"]) == 2
     assert "--name '../elsewhere'" in capsys.readouterr().err and not (tmp_path / "cache" / "elsewhere").exists()
+    assert main(["import-fairseq", str(ckpt), "--dict", str(dictionary)]) == 2  # another checkpoint_best.pt, say
+    assert "imported already; give another --name" in capsys.readouterr().err
 
 
 def test_read_checkpoint_reads_what_fairseq_wrote(tmp_path, monkeypatch, files):
