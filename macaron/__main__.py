@@ -6,9 +6,10 @@
     python -m macaron list                     shipped models, then those in the caches (imported, the Hub's)
     python -m macaron fetch NAME               paper-macaron-bert-base (the paper's release, converted once), or a
                                                Hugging Face Hub id (bert-base-uncased, owner/name) into the Hub cache
-    python -m macaron import-fairseq CHECKPOINT --dict DICT [--bpe-codes CODES] --out FOLDER   the paper's own models
-                                               (BERT and translation; --source-dict and --target-dict for a
-                                               translation model's separate dictionaries)
+    python -m macaron import-fairseq CHECKPOINT --dict DICT [--bpe-codes CODES] [--name NAME] [--out FOLDER]
+                                               the paper's own models (BERT and translation; --source-dict and
+                                               --target-dict for a translation model's separate dictionaries), into
+                                               the models cache, where list and the explorer find them (or FOLDER)
     python -m macaron bleu MODEL --data FOLDER [--beam N] [--lenpen A] [--max-sentences N] [--reference FILE]
                                                the paper's BLEU rows: a translation model on fairseq's binarized
                                                test set, with the paper's settings, scored its way and sacrebleu's
@@ -189,8 +190,11 @@ def main(argv=None) -> int:
     im.add_argument("--target-dict", type=Path, default=None, help="... and its target dictionary (dict.en.txt)")
     im.add_argument("--bpe-codes", type=Path, default=None,
                     help="its BPE codes (fastBPE's or subword-nmt's); without them the reading is approximate")
-    im.add_argument("--out", type=Path, required=True, help="the model folder to write")
-    im.add_argument("--name", default=None, help="the model's name (default: the folder's)")
+    im.add_argument("--out", type=Path, default=None,
+                    help="the model folder to write (default: the models cache's folder of its name, where fetch "
+                         "writes and list and the explorer look)")
+    im.add_argument("--name", default=None,
+                    help="the model's name (default: --out's folder's, else the checkpoint file's without .pt)")
     bl = sub.add_parser("bleu", help="the paper's BLEU rows: translate fairseq's binarized test set and score it")
     bl.add_argument("model", help="a translation model: an imported release's name or folder (as trace's --model)")
     bl.add_argument("--data", type=Path, default=None,
@@ -260,8 +264,8 @@ def zoo(args) -> int:
 def import_fairseq(args) -> int:
     from .fairseq import import_fairseq as convert
 
-    out = convert(args.checkpoint, args.dict, args.bpe_codes, args.out, args.name, source_dict=args.source_dict,
-                  target_dict=args.target_dict)
+    out = convert(args.checkpoint, args.dict, args.bpe_codes, args.out or imported_folder(args), args.name,
+                  source_dict=args.source_dict, target_dict=args.target_dict)
     model = load(out, "cpu")
     c = model.config
     systems = [c] if not hasattr(c, "encoder") else [c.encoder, c.decoder]
@@ -271,6 +275,22 @@ def import_fairseq(args) -> int:
     print(f"{out}: {c.name}, {kind}, {what}" + ("" if args.bpe_codes else "; reading approximate (no --bpe-codes)")
           + f"; see {out / 'README.md'}")
     return 0
+
+
+def imported_folder(args) -> Path:
+    """Where an import without --out goes: the models cache (macaron.fetch.imported_dir, where fetch writes and
+    list and the explorer look), under --name or the checkpoint file's name; a model there already is kept (two
+    releases' checkpoints share a file name)."""
+    from .fetch import imported_dir
+
+    name = args.name or args.checkpoint.stem
+    if name in ("", ".", "..") or Path(name).name != name:
+        raise ValueError(f"--name {name!r}: a model's name is one folder's name, without '/'")
+    folder = imported_dir() / name
+    if folder.exists():
+        raise CheckpointError(f"{folder}: a model named {name} is imported already; give another --name, or delete "
+                              f"the folder to import it again")
+    return folder
 
 
 def bleu(args) -> int:

@@ -420,7 +420,7 @@ def attribute(model, traj: Trajectory, position: int | None = None, n_steps: int
         if what == "guess":
             with torch.no_grad():
                 target_id = int(model.head(model(ids))[0, position].argmax())
-            word = tok.id_to_token(target_id) if tok else str(target_id)
+            word = model.reader.token(target_id)
 
             def f(x):
                 return torch.log_softmax(model.head(model(x))[:, position], dim=-1)[:, target_id]

@@ -47,7 +47,7 @@ TRANSLATION_SOURCE = "github.com/zhuohan123/macaron-net, translation/README.md (
 CHECKPOINT_FIRST = "checkpoint_pretrained.pt"  # the READMEs' name for the released weights
 DICTIONARY = "dict.txt"
 BPE_CODES = ("bpe-code", "bpe-codes", "bpe_code", "bpe_codes", "bpe.codes", "bpecodes", "codes", "code")
-BY_HAND = "python -m macaron import-fairseq CHECKPOINT --dict DICT [--bpe-codes CODES] --out FOLDER"
+BY_HAND = "python -m macaron import-fairseq CHECKPOINT --dict DICT [--bpe-codes CODES] [--name NAME]"
 
 
 class FetchError(CheckpointError):

@@ -12,8 +12,10 @@ the paper's fairseq models is data:
       embedding, none at the end (norm "post", embedding_norm False); LayerNorm eps 1e-5
     FFN: fc2(act(fc1 x)), act the config's activation_function (opus-mt: swish, SiLU)
     attention: q, k, v and out projections, all with biases (ours: q, k, v stacked; the cross-attention's k, v)
-    next-word head: logits = h·Oᵀ + b, O the one table of the source, the target and the head (shared embeddings,
-      tie_word_embeddings; untied: the decoder's own table, or lm_head), b the final_logits_bias (lm_head_bias)
+    next-word head: logits = h·Oᵀ + b, b the final_logits_bias (lm_head_bias); O with tie_word_embeddings the
+      decoder's table (one table of the source, the target and the head with share_encoder_decoder_embeddings),
+      else lm_head. transformers 5 ties tables only with tie_word_embeddings: untied, each system reads its own
+      (encoder.embed_tokens, decoder.embed_tokens) and model.shared is in no forward (`_tables`)
 
 Text is read as MarianTokenizer reads it (models/marian/tokenization_marian.py): SentencePiece with source.spm splits
 the source (a leading >>lang<< code kept whole, a typed special token kept as itself), vocab.json gives each piece its
@@ -129,7 +131,8 @@ def marian_config(fields: dict, folder: Path, unk: int) -> TranslationConfig:
         settings, (start, eos, pad) = generation(folder, fields)
         source_lang, target_lang = _languages(folder)
         return TranslationConfig(_system(fields, "encoder", vocab, name),
-                                 _system(fields, "decoder", target_vocab, name), shared_embeddings=shared,
+                                 _system(fields, "decoder", target_vocab, name),
+                                 shared_embeddings=shared and fields.get("tie_word_embeddings", True),
                                  source_lang=source_lang, target_lang=target_lang, name=name, start_id=start,
                                  eos_id=eos, pad_id=pad, unk_id=unk, generation=settings)
     except KeyError as e:
@@ -201,25 +204,49 @@ def _layer(w: dict, theirs: str, mine: str, decoder: bool) -> dict:
     return out
 
 
+EMBEDDINGS = ("shared.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight", "lm_head.weight")
+
+
+def _tables(w: dict, config: TranslationConfig, folder: Path) -> dict[str, torch.Tensor]:
+    """Our token tables from the ones transformers 5's forward reads, as its from_pretrained fills them. Tied
+    (_tied_weights_keys, applied only with tie_word_embeddings): the head and the decoder's table are one, and with
+    shared embeddings the encoder's and model.shared too, read from whichever of those names the file holds (it may
+    hold model.shared alone); transformers unties those that differ, which our tying cannot follow, so they are
+    refused. Untied: each its own, where the file lacks a system's table model.shared (transformers 4 built both
+    systems on that one table)."""
+    shared, encoder, decoder, head = EMBEDDINGS
+
+    def own(key: str) -> torch.Tensor:
+        if key not in w and shared not in w:
+            raise KeyError(key)
+        return w.get(key, w.get(shared))
+
+    if not config.decoder.lm_head_tied:
+        return {"encoder.token_embedding.weight": own(encoder), "decoder.token_embedding.weight": own(decoder),
+                "decoder.lm_head.weight": w[head]}
+    tied = [k for k in (EMBEDDINGS if config.shared_embeddings else (decoder, head)) if k in w]
+    if not tied:
+        raise KeyError(decoder)
+    if not all(torch.equal(w[tied[0]], w[k]) for k in tied[1:]):
+        raise CheckpointError(f"{folder}: config.json ties {', '.join(tied)}, but the file's differ: set "
+                              f"tie_word_embeddings to false in config.json if each is its own")
+    if config.shared_embeddings:  # one table, stored once under the encoder's name
+        return {"encoder.token_embedding.weight": w[tied[0]]}
+    return {"encoder.token_embedding.weight": own(encoder), "decoder.token_embedding.weight": w[tied[0]]}
+
+
 def marian_state(weights: dict, config: TranslationConfig, folder: Path) -> dict[str, torch.Tensor]:
     """Our weights from a MarianMTModel's (or MarianModel's) state dict."""
     w = {k.removeprefix("model."): t.float() if t.is_floating_point() else t for k, t in weights.items()}
     try:
-        out = {}
+        out = _tables(w, config, folder)
         for side, c in (("encoder", config.encoder), ("decoder", config.decoder)):
-            table = w["shared.weight"] if config.shared_embeddings and "shared.weight" in w else \
-                w[f"{side}.embed_tokens.weight"]
             stored = w.get(f"{side}.embed_positions.weight")  # older exports keep the table; transformers reads it
-            out[f"{side}.token_embedding.weight"] = table
             out[f"{side}.position_embedding.weight"] = stored if stored is not None else sinusoids(c.max_len,
                                                                                                  c.d_model)
             for i in range(c.n_layers):
                 out |= {f"{side}.{k}": t for k, t in _layer(w, f"{side}.layers.{i}.", f"layers.{i}.",
                                                             side == "decoder").items()}
-        if config.shared_embeddings:  # one table, stored once under the encoder's name
-            del out["decoder.token_embedding.weight"]
-        if not config.decoder.lm_head_tied:
-            out["decoder.lm_head.weight"] = w["lm_head.weight"]
         bias = w.get("final_logits_bias")  # a MarianModel has none: transformers' zeros
         out["decoder.lm_bias"] = torch.zeros(config.decoder.vocab_size) if bias is None else bias.reshape(-1)
         return out

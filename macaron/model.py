@@ -261,8 +261,8 @@ class Model(nn.Module):
         """Top-k guesses (token, probability) for one position at every recorded state."""
         probs = torch.softmax(self.lens_logits(trajectory.states[:, position]), dim=-1)
         top = probs.topk(k, dim=-1)
-        vocab = self.tokenizer.id_to_token if self.tokenizer else str
-        return [[(vocab(int(i)), float(p)) for p, i in zip(ps, ids)] for ps, ids in zip(top.values, top.indices)]
+        return [[(self.reader.token(int(i)), float(p)) for p, i in zip(ps, ids)]
+                for ps, ids in zip(top.values, top.indices)]
 
     def max_tokens(self) -> int:
         return self.reader.limit

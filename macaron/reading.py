@@ -73,9 +73,14 @@ class Reader:
             raise InputError(f"token ids {bad[:5]} are outside the vocabulary (size {self.config.vocab_size})")
         if len(ids) > self.limit:
             raise InputError(f"{len(ids)} tokens exceed this model's limit of {self.limit}")
-        vocab = self.tokenizer.id_to_token if self.tokenizer else str
-        tokens = [vocab(i) for i in ids]
+        tokens = [self.token(i) for i in ids]
         return ids, tokens, 0, self._guess_at(tokens)
+
+    def token(self, i: int) -> str:
+        """The display token of id `i`; `<id 317>` for an id the vocabulary names no token for (a model may have more
+        embeddings than its vocabulary has entries, as a Marian vocab.json may), the id alone with no tokenizer."""
+        token = self.tokenizer.id_to_token(i) if self.tokenizer else str(i)
+        return f"<id {i}>" if token is None else token
 
     def _guess_at(self, tokens: list[str], typed: int | None = None) -> int | None:
         """Trajectory.guess_at: a decoder's token before a typed [MASK] (`typed`; None where it is cut off or has

@@ -522,6 +522,33 @@ def test_cli_imports_and_reports_bad_input_in_one_line(tmp_path, monkeypatch, fi
     assert main(["import-fairseq", str(ckpt), "--dict", str(dictionary), "--out", str(out)]) == 0  # again: replaced
 
 
+def test_an_import_without_out_is_listed_where_fetch_writes(tmp_path, monkeypatch, files, capsys):
+    """`import-fairseq CHECKPOINT --dict DICT`, as the Translate page advises: into the models cache under the
+    checkpoint file's name (--name to choose), where `list`, `trace --model NAME` and the explorer find it; a model
+    imported there under that name already is kept."""
+    from macaron.__main__ import main
+
+    monkeypatch.setenv("MACARON_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    lines = dictionary_lines(files["fast"])
+    ckpt = save_fairseq(tmp_path / "checkpoint_best.pt", fairseq_args(ARCHS["macaron"]),
+                        fairseq_state(6 + len(lines), True, 3), monkeypatch)
+    dictionary = write_dictionary(tmp_path, lines)
+    assert main(["import-fairseq", str(ckpt), "--dict", str(dictionary)]) == 0
+    assert main(["import-fairseq", str(ckpt), "--dict", str(dictionary), "--name", "paper-mine"]) == 0
+    capsys.readouterr()
+    assert main(["list"]) == 0
+    listed = capsys.readouterr().out
+    for name in ("checkpoint_best", "paper-mine"):
+        assert f"{name}  ({tmp_path / 'cache' / 'models' / name})" in listed
+    assert main(["trace", "--model", "paper-mine", "the bank of the [MASK] ."]) == 0
+    assert macaron.load("paper-mine", device="cpu").config.name == "paper-mine"
+    assert main(["import-fairseq", str(ckpt), "--dict", str(dictionary), "--name", "../elsewhere"]) == 2
+    assert "--name '../elsewhere'" in capsys.readouterr().err and not (tmp_path / "cache" / "elsewhere").exists()
+    assert main(["import-fairseq", str(ckpt), "--dict", str(dictionary)]) == 2  # another checkpoint_best.pt, say
+    assert "imported already; give another --name" in capsys.readouterr().err
+
+
 def test_read_checkpoint_reads_what_fairseq_wrote(tmp_path, monkeypatch, files):
     state = fairseq_state(40, True, seed=1)
     ckpt = read_checkpoint(save_fairseq(tmp_path / "m.pt", fairseq_args(ARCHS["macaron"]), state, monkeypatch))

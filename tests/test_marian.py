@@ -123,6 +123,15 @@ def with_generation(folder: Path, copy: Path, **changes) -> Path:
     return copy
 
 
+def with_specials_only(folder: Path, copy: Path) -> Path:
+    """A copy of a Marian folder whose vocab.json names </s>, <unk> and <pad> alone, fewer ids than its vocab_size
+    (as benchmarks/bench_translate.py writes one): the ids of the model's words have no entry."""
+    shutil.copytree(folder, copy)
+    vocab = json.loads((copy / "vocab.json").read_text())
+    (copy / "vocab.json").write_text(json.dumps({k: i for k, i in vocab.items() if k in ("</s>", "<unk>", "<pad>")}))
+    return copy
+
+
 @pytest.fixture(scope="module")
 def marian(tmp_path_factory):
     """(folder, transformers' model, transformers' tokenizer, ours)."""
@@ -160,6 +169,23 @@ def test_text_reads_as_marian_tokenizer_reads_it(marian):
     for _ in range(20):  # any ids, specials among them, read back as its decode does
         ids = torch.randint(0, len(tok), (12,), generator=g).tolist() + [0]
         assert ours.tokenizer.target.decode(ids) == tok.decode(ids, skip_special_tokens=True), ids
+
+
+def test_an_id_the_vocabulary_does_not_name_reads_as_its_number(tmp_path, marian):
+    """A vocab.json naming fewer ids than the model's embeddings: an id without an entry shows as <id 17> wherever
+    ids are read as tokens (a translation's, given ids, the logit lens), not as None. The ids are transformers'."""
+    folder, theirs, tok, _ = marian
+    ours = macaron.load(with_specials_only(folder, tmp_path / "specials-only"), device="cpu")
+    pad = tok.pad_token_id
+    shown = {0: "</s>", 1: "[UNK]", pad: "<pad>"}
+    source_ids = ours.tokenize(SENTENCES[0])[0]
+    translation = ours.translate(source_ids, beam=1)
+    assert translation.target_ids == generated(theirs, source_ids, num_beams=1)
+    assert translation.target.tokens == [shown.get(i, f"<id {i}>") for i in [pad, *translation.target_ids]]
+    assert any(t.startswith("<id ") for t in translation.target.tokens)
+    assert ours.decoder.reader.ids([17, 0])[1] == ["<id 17>", "</s>"]
+    guesses = ours.decoder.logit_lens(translation.target, 0, k=ours.config.decoder.vocab_size)[-1]
+    assert all(isinstance(word, str) for word, _ in guesses) and any(w.startswith("<id ") for w, _ in guesses)
 
 
 # ---- the computation ----------------------------------------------------------------------------------------------
@@ -255,23 +281,41 @@ def test_a_translation_is_both_systems_traced(marian):
     assert ours.encoder.config.hf_family == "Marian" and ours.config.name == "opus-mt-de-en"
 
 
-def test_untied_embeddings_and_separate_vocabularies(tmp_path):
-    folder = write_marian(tmp_path / "untied", separate=True, share_encoder_decoder_embeddings=False,
-                          tie_word_embeddings=False, seed=5)
-    theirs = transformers.MarianMTModel.from_pretrained(folder).eval()
+@pytest.mark.parametrize("shared, tied", [(True, True), (True, False), (False, True), (False, False)],
+                         ids=["joined-tied", "joined-untied", "separate-tied", "separate-untied"])
+def test_the_tables_transformers_5_saves_are_the_ones_read(tmp_path, shared, tied):
+    """Joined or separate vocabularies (share_encoder_decoder_embeddings), tied or untied (tie_word_embeddings), as
+    transformers 5 saves them: tied, one table under the name it ties to (model.shared alone, joined); untied, each
+    system's own and lm_head, beside a model.shared no forward reads (joined), which reading in their place is off."""
+    folder = write_marian(tmp_path / "opus-mt-de-en", separate=not shared, share_encoder_decoder_embeddings=shared,
+                          tie_word_embeddings=tied, seed=5)
+    from safetensors import safe_open
+
+    with safe_open(folder / "model.safetensors", "pt") as f:
+        stored = {k for k in f.keys() if "embed_tokens" in k or k.endswith(("shared.weight", "lm_head.weight"))}
+    systems = {"model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight"}
+    assert stored == ({"model.shared.weight"} if shared and tied else
+                      (systems | {"model.shared.weight"} if shared else systems) | ({"lm_head.weight"} if not tied
+                                                                                  else set()))
+    theirs = transformers.MarianMTModel.from_pretrained(folder, attn_implementation="eager").eval()
     tok = transformers.MarianTokenizer.from_pretrained(folder)
     ours = macaron.load(folder, device="cpu")
-    assert ours.config.encoder.vocab_size != ours.config.decoder.vocab_size and not ours.config.shared_embeddings
-    for text in SENTENCES[:3]:
+    assert (ours.config.encoder.vocab_size != ours.config.decoder.vocab_size) == (not shared)
+    worst, targets = 0.0, set()
+    for text in SENTENCES:
         source_ids = tok(text).input_ids
         assert ours.tokenize(text)[0] == source_ids
         target = generated(theirs, source_ids, num_beams=1, max_new_tokens=10)
-        assert ours.translate(source_ids, beam=1, max_tokens=9).target_ids == target
+        translation = ours.translate(source_ids, beam=1, max_tokens=9)
+        assert translation.target_ids == target and translation.text == tok.decode(target, skip_special_tokens=True)
+        targets.add(tuple(target))
         with torch.no_grad():
-            logits = theirs(input_ids=torch.tensor([source_ids]),
-                            decoder_input_ids=torch.tensor([[tok.pad_token_id, *target]])).logits[0]
-        assert err(ours.target_logits(source_ids, target), logits) < TOL
-        assert ours.translate(source_ids, beam=1, max_tokens=9).text == tok.decode(target, skip_special_tokens=True)
+            out = theirs(input_ids=torch.tensor([source_ids]),
+                         decoder_input_ids=torch.tensor([[tok.pad_token_id, *target]]))
+        worst = max(worst, err(ours.encode(source_ids).states[0], out.encoder_last_hidden_state[0]),
+                    err(ours.target_logits(source_ids, target), out.logits[0]))
+    assert worst < TOL, worst
+    assert len(targets) > 1  # translations that differ: the tables the head reads tell the words apart
 
 
 def pickle_weights(folder: Path, model) -> None:
@@ -362,6 +406,15 @@ def test_bad_input_is_one_clear_message(tmp_path, marian):
         (f / "pytorch_model.bin").write_bytes((f / "pytorch_model.bin").read_bytes()[:5000])
 
     assert "truncated" in broken("truncated-bin", pickled_truncated)
+
+    def a_head_of_its_own(f: Path):  # config.json ties it, and transformers would untie it: refused, not guessed
+        from safetensors.torch import load_file, save_file
+
+        weights = load_file(f / "model.safetensors")
+        save_file(weights | {"lm_head.weight": torch.randn_like(weights["model.shared.weight"])},
+                  f / "model.safetensors", metadata={"format": "pt"})
+
+    assert "tie_word_embeddings" in broken("untied-head", a_head_of_its_own)
 
     with pytest.raises(CheckpointError, match="no_repeat_ngram_size") as e:
         macaron.load(with_generation(folder, tmp_path / "ngrams", no_repeat_ngram_size=3), device="cpu")

@@ -7,6 +7,7 @@ two trajectories hold, recomputed from them by plain loops.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -17,10 +18,10 @@ import pytest
 import macaron
 from conftest import make_tiny_models, make_tiny_translation
 from macaron import analysis, plot
-from macaron.plot.style import short_token
+from macaron.plot.style import display_token, esc, short_token
 from macaron.schemes import CONVECTION, CROSS, DIFFUSION
 from macaron.translation import EXAMPLES, joint
-from test_marian import GERMAN, write_marian
+from test_marian import GERMAN, with_specials_only, write_marian
 
 APP = Path(__file__).resolve().parent.parent / "app" / "main.py"
 SENTENCE = EXAMPLES["de"][0]
@@ -230,6 +231,44 @@ def test_bad_input_is_a_message(pair_dir, monkeypatch):
         shown = " ".join(str(e.value) for e in [*at.info, *at.warning, *at.error])
         if said:
             assert said in shown, (text, shown)
+
+
+def test_ids_without_a_vocabulary_entry_are_drawn_by_number(tmp_path, pair_dir, monkeypatch):
+    """A Marian folder whose vocab.json names fewer ids than its embeddings (as benchmarks/bench_translate.py writes
+    one): the page shows the translation and draws its particles, those whose id has no entry labelled <id 17>."""
+    models = tmp_path / "models"
+    folder = with_specials_only(pair_dir / MARIAN, models / "specials-only-de-en")
+    tr = macaron.load(folder, device="cpu").translate(GERMAN[0], beam=1)
+    unnamed = [t for t in tr.target.tokens if t.startswith("<id ")]
+    assert unnamed
+    at = _app(models, monkeypatch, src=GERMAN[0], beam="1")
+    said = " ".join(m.value for m in at.markdown)
+    assert f"de → en:** {tr.text or '(nothing)'}" in said
+    fig = json.loads(next(c for c in at.get("plotly_chart") if c.key == "t_anim").proto.spec)
+    drawn = {t for trace in fig["data"] for t in (trace.get("text") or []) if isinstance(t, str)}
+    assert {esc(display_token(t)) for t in unnamed} <= drawn, sorted(drawn)
+
+
+def test_with_the_hub_allowed_and_no_translation_model_the_hub_picker_opens_one(tmp_path, pair_dir, monkeypatch):
+    """MACARON_HUB=1 on a server with no translation model: the page gives its advice and offers the Hub in its
+    model picker; a Marian model named there (from the local Hub cache) translates."""
+    from test_hub import put_in_cache
+
+    folder = pair_dir / MARIAN
+    put_in_cache(tmp_path / "hub", "Helsinki-NLP/opus-mt-de-en",
+                 {f.name: f.read_bytes() for f in folder.iterdir() if f.is_file()})
+    for name, value in (("HF_HUB_CACHE", str(tmp_path / "hub")), ("HF_HUB_OFFLINE", "1"), ("MACARON_HUB", "1")):
+        monkeypatch.setenv(name, value)
+    (tmp_path / "models").mkdir()
+    at = _app(tmp_path / "models", monkeypatch, beam="1")
+    assert "No translation model on this server yet" in at.info[0].value
+    picker = at.selectbox(key="t_model")
+    assert picker.options == ["A model from the Hub…"] and picker.value == "A model from the Hub…"
+    at.text_input(key="t_model_hub").set_value("Helsinki-NLP/opus-mt-de-en").run()
+    at.text_input(key="t_text").set_value(GERMAN[0]).run()
+    assert not at.exception and not at.error, [e.message for e in at.exception]
+    tr = macaron.load(folder, device="cpu").translate(GERMAN[0], beam=1)
+    assert f"de → en:** {tr.text}" in " ".join(m.value for m in at.markdown)
 
 
 # ---- the page, in Chromium -------------------------------------------------------------------------------------

@@ -28,9 +28,10 @@ BEAMS = {1: "greedy", 5: "beam 5"}
 
 def render() -> None:
     names = list(state.model_paths(translation=True))
-    if not names and not state.model_roots():
+    if not names:
         st.info(NO_MODEL, icon=":material/translate:")
-        return
+        if not (state.model_roots() or state.hub_allowed()):  # no picker to open one with either
+            return
     text, picked, model, beam = inputs(names)
     found = cache.translate(picked[1], text, beam, picked[0]) if model is not None and text.strip() else None
     url = dict(src=text, m=state.url_model(picked, names), beam=beam)
