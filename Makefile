@@ -217,7 +217,7 @@ race-translation: setup data-translation
 publish-race-translation: setup
 	$(if $(strip $(SEED)),,$(error make publish-race-translation needs SEED, e.g. SEED=0))
 	$(PUBLISH) $(NMT_RUN) --race pretrained/race/translation/seed-$(SEED) --ship "$(SHIP)" --presets $(TATOEBA)/test.es
-	cp $(TATOEBA)/test.en pretrained/race/translation/test.en
+	cp $(TATOEBA)/test.en $(TATOEBA)/test.es pretrained/race/translation/
 
 # Every figure the README gives for the published ODE pair: the held-out rows with the bootstrap difference, the
 # refinement change (n = 2, 4, 8) and the long-time clustering to 16 T (the orders: publish-ode saved them).

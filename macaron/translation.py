@@ -47,12 +47,15 @@ MIN_LEN = 1                       # --min-len: no </s> before the first word
 BEAM = 5                          # the paper's beam (test-iwslt14.sh)
 SOURCE, TARGET = "source", "target"  # which particle system a Trajectory is (its meta["system"])
 # Sentences to translate, by source language: German's "Bank" is a bench and a bank, English's "bank" a bank and a
-# river's side, so the same word must move differently in the decoder (cross-attention tells it which).
+# river's side, Spanish's "banco" a bench and a bank, so the same word must move differently in the decoder
+# (cross-attention tells it which).
 EXAMPLES = {
     "de": ("ich sitze auf der bank im park .", "ich bringe das geld zur bank .",
            "wir müssen über die zukunft unserer kinder reden .", "das ist eine sehr gute idee ."),
     "en": ("I sat on the bank of the river.", "I took the money to the bank.",
            "We have to talk about the future of our children.", "That is a very good idea."),
+    "es": ("Me senté en el banco del parque.", "Llevé el dinero al banco.",
+           "Tenemos que hablar del futuro de nuestros hijos.", "Esa es una muy buena idea."),
 }
 NEW_TOKENS = 20                   # transformers' max_length when no config sets one: 20 tokens after the start
 SHUT = -1.0e9                     # transformers' beam search: the score that takes a hypothesis out of the running

@@ -10,7 +10,7 @@ Each run's curve and card are stored in `pretrained/race/seed-<s>/<model>/` (20 
 of every validation sequence); this module reads them, never typed-in figures:
 
     python -m macaron zoo            the runs and the paired differences, budget by budget
-    python -m macaron zoo --json     {"runs": [...], "differences": [...]}
+    python -m macaron zoo --json     {"runs": [...], "differences": [...], "translation": [...]}
     python -m macaron zoo --path     the gap between the Transformer and the control at every evaluation
 
 A difference a − b is the held-out loss of scheme a minus that of b (nats per masked token; > 0: b is better),
@@ -18,6 +18,11 @@ paired within a seed (the same initial draw of the generator, batches, masks and
 a Student t-interval, and per seed with a bootstrap interval over validation sequences, which says nothing about
 seed-to-seed spread. Runs are paired only at equal budgets: the learning rate decays to 0 at the end of the budget,
 so a 60 M-token run at 20 M tokens is not a 20 M-token run.
+
+The translators (macaron.train.translate) are raced the same way on Tatoeba es→en, stored under
+`pretrained/race/translation/seed-<s>/<model>/` with their test translations: "runs" lists them with "task":
+"translation", and "translation" gives b's gain over a in test BLEU (chrF and dev loss beside it; > 0: b is better,
+as above), with sacreBLEU's paired bootstrap per seed.
 """
 from __future__ import annotations
 
@@ -324,28 +329,29 @@ def references(root: Path | None = None) -> list[str]:
 
 
 @functools.lru_cache(maxsize=64)
-def _paired(a: tuple, b: tuple, refs: tuple) -> dict:
+def paired_bootstrap(a: tuple, b: tuple, refs: tuple) -> dict:
     """sacreBLEU's paired bootstrap (Koehn 2004; 1,000 resamples, its seed): p of b's BLEU and chrF against a's."""
     from sacrebleu.metrics import BLEU, CHRF
     from sacrebleu.significance import PairedTest
 
     _, res = PairedTest([("a", list(a)), ("b", list(b))], {"BLEU": BLEU(), "chrF": CHRF()}, [list(refs)],
                         test_type="bs", n_samples=1000)()
-    return {"p_bleu": res["BLEU"][1].p_value, "p_chrf": res["chrF2"][1].p_value,
-            "ci95_bleu": [[r.score - r.ci, r.score + r.ci] for r in res["BLEU"]]}
+    return {"p_bleu": res["BLEU"][1].p_value, "p_chrf": res["chrF2"][1].p_value}
 
 
 def translation_difference(race: list[RaceRun], a: str, b: str, refs: list[str]) -> dict | None:
-    """BLEU(a) − BLEU(b) (> 0: a is better) paired by seed among translators of one budget, with chrF's and the dev
-    loss's differences: the mean over seeds with its 95 % t-interval (two seeds or more), and each seed's own with
-    sacreBLEU's paired bootstrap on the test set. None when no seed trained both."""
+    """b's gain over a, paired by seed among translators of one budget: BLEU(b) − BLEU(a) and chrF's, and the dev loss
+    as the masked LM's, loss(a) − loss(b): > 0 says b is the better in all three, as in `difference`. The mean gain in
+    BLEU over seeds with its 95 % t-interval (two seeds or more), and each seed's own with the p of sacreBLEU's
+    paired bootstrap on the test set. None when no seed trained both."""
     by = {(r.scheme, r.seed): r for r in race}
     seeds = sorted(s for (name, s) in by if name == a and (b, s) in by)
     if not seeds:
         return None
-    per_seed = [{"seed": s, "bleu": by[a, s].bleu - by[b, s].bleu, "chrf": by[a, s].chrf - by[b, s].chrf,
+    per_seed = [{"seed": s, "bleu": by[b, s].bleu - by[a, s].bleu, "chrf": by[b, s].chrf - by[a, s].chrf,
                  "loss": by[a, s].loss - by[b, s].loss,
-                 **_paired(tuple(by[a, s].hypotheses), tuple(by[b, s].hypotheses), tuple(refs))} for s in seeds]
+                 **paired_bootstrap(tuple(by[a, s].hypotheses), tuple(by[b, s].hypotheses), tuple(refs))}
+                for s in seeds]
     d = np.array([p["bleu"] for p in per_seed])
     half = float(stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))) if len(d) > 1 else None
     return {"a": a, "b": b, "budget": race[0].budget, "seeds": len(d), "metric": "bleu", "mean": float(d.mean()),
@@ -366,9 +372,10 @@ def translation_markdown(race: list[RaceRun], root: Path | None = None) -> str:
              "|---|---|---|---|---|---|---|---|"]
     lines += [f"| {SCHEMES[r.scheme].title} | {r.name} | {r.seed} | {millions(r.budget)} | {r.parameters:,} | "
               f"{r.bleu:.2f} | {r.chrf:.2f} | {r.loss:.4f} |" for r in race]
-    lines += ["", "| BLEU difference | budget | seeds | mean | 95 % t-interval | each seed (paired bootstrap p) |",
+    lines += ["", "| gain in test BLEU | budget | seeds | mean | 95 % t-interval | each seed (paired bootstrap p) |",
               "|---|---|---|---|---|---|"]
-    lines += [f"| {label(d)} | {millions(d['budget'])} | {d['seeds']} | {_signed(d['mean'], 2)} | "
+    lines += [f"| {get_scheme(d['b']).short} over {get_scheme(d['a']).short} | {millions(d['budget'])} | "
+              f"{d['seeds']} | {_signed(d['mean'], 2)} | "
               f"{_interval2(d['t95'])} | " + "; ".join(f"{p['seed']}: {_signed(p['bleu'], 2)} (p {p['p_bleu']:.3f})"
                                                       for p in d["per_seed"]) + " |"
               for d in translation_differences(race, root)]

@@ -136,18 +136,21 @@ def publish_race(models: Path, out: Path, ship: tuple[str, ...] = (), shipped: P
         raise FileNotFoundError(f"{models}: no model {sorted(unknown)} to ship")
     check_finished(folders, unfinished)
     check_new([out / f.name for f in folders] + [shipped / name for name in sorted(ship)], replace)
+    chosen = presets(test_source) if test_source is not None else []
+    if test_source is not None and not chosen:
+        raise Refused(f"{test_source}: no sentence of {PRESET_WORDS} words or more for the presets")
     written = []
     for folder in folders:
         (out / folder.name).mkdir(parents=True, exist_ok=True)
         for name in KEPT:
-            if (folder / name).is_file():
+            if name != "test.hyp.en" or (folder / name).is_file():  # a translator's translations; the rest always
                 shutil.copyfile(folder / name, out / folder.name / name)
         written.append(out / folder.name)
         if folder.name in ship:
             _copy(folder, shipped / folder.name)
-            if test_source is not None:
-                (shipped / folder.name / "presets.txt").write_text("".join(line + "\n" for line in presets(
-                    test_source)), encoding="utf-8")
+            if chosen:
+                (shipped / folder.name / "presets.txt").write_text("".join(line + "\n" for line in chosen),
+                                                                   encoding="utf-8")
             written.append(shipped / folder.name)
     return written
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,7 +57,7 @@ class Bitext:
             with np.load(file) as z:
                 self.src, self.src_at = z["es_ids"].astype(np.int64), z["es_offsets"]
                 self.tgt, self.tgt_at = z["en_ids"].astype(np.int64), z["en_offsets"]
-        except (OSError, KeyError, ValueError) as e:
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as e:
             raise DataError(f"{file}: not a split of macaron.train.tatoeba ({e}); run make data-translation") from None
         if len(self.src_at) != len(self.tgt_at):
             raise DataError(f"{file}: {len(self.src_at) - 1:,} sources for {len(self.tgt_at) - 1:,} targets")
@@ -177,6 +178,11 @@ def open_corpus(folder: Path) -> tuple[Corpus, Bitext, Bitext]:
     for i, name in enumerate(tatoeba.SPECIALS):
         if tok.token_to_id(name) != i:
             raise DataError(f"{folder / 'tokenizer.json'}: {name} is not id {i}")
+    lacking = [f"{split}.{side}" for split in tatoeba.SPLITS[1:] for side in (tatoeba.SOURCE, tatoeba.TARGET)
+               if not (folder / f"{split}.{side}").is_file()]
+    if lacking or not isinstance(stats.get("splits"), dict):
+        raise DataError(f"{folder}: not a folder of macaron.train.tatoeba (" + (f"{', '.join(lacking)} missing"
+                        if lacking else "stats.json has no splits") + "); run make data-translation")
     digest = hashlib.sha256((folder / "tokenizer.json").read_bytes()).hexdigest()[:16]
     return Corpus(tok, digest, stats, Bitext(folder / "train.npz")), Bitext(folder / "dev.npz"), \
         Bitext(folder / "test.npz")
@@ -323,7 +329,7 @@ class TranslatorOutput(Output):
         from ..loading import load
 
         run, best = self.run, self.run.best[m.name]
-        final = m.encoder.state_dict()
+        final = m.snapshot()  # a copy: load_state_dict writes into the very tensors state_dict() hands out
         m.encoder.load_state_dict(load(self.best_folder(m), device=str(self.dist.device)).state_dict())
         self.write_model(m, m.out, {**dev_scores(m.encoder, run.held_out), "chosen": best},
                          torch.float16 if self.args.save_dtype == "float16" else None)
@@ -379,9 +385,17 @@ class TranslatorRun(Run):
         return {**super().state_doc(), "best": self.best}
 
     def start(self):
+        """Where the run begins; on a resume, each model's best so far as the checkpoint has it, its folder kept only
+        where it holds that step (a folder written after the checkpoint is chosen again by the evaluations to come)."""
         super().start()
         if self.state:
-            self.best = dict(self.state.get("best") or {})
+            self.best = {}
+            for m in self.members:
+                best, folder = (self.state.get("best") or {}).get(m.name), self.out.best_folder(m)
+                facts = folder / "training.json"
+                if best and facts.is_file() and json.loads(facts.read_text()).get("final", {}).get("step") == \
+                        best["step"]:
+                    self.best[m.name] = best
 
 
 def parse_args(argv=None):
@@ -402,15 +416,24 @@ def parse_args(argv=None):
     return args
 
 
-def rescore(folders: list[str]) -> int:
+def rescore(argv: list[str]) -> int:
     """python -m macaron.train.translate rescore FOLDER... [--data DIR]: each translator scored again as stored."""
-    data = Path.home() / ".cache" / "macaron" / "tatoeba"
-    if "--data" in folders:
-        k = folders.index("--data")
-        data, folders = Path(folders[k + 1]), folders[:k] + folders[k + 2:]
-    for folder in folders:
-        s = score_folder(Path(folder), data)
-        print(f"{folder}: test BLEU {s['bleu']:.2f}, chrF {s['chrf']:.2f}, dev loss {s['loss']:.4f}")
+    import argparse
+
+    from ..checkpoint import CheckpointError
+
+    p = argparse.ArgumentParser(prog="python -m macaron.train.translate rescore", description=rescore.__doc__)
+    p.add_argument("folders", nargs="+", type=Path)
+    p.add_argument("--data", type=Path, default=Path.home() / ".cache" / "macaron" / "tatoeba")
+    a = p.parse_args(argv)
+    try:
+        open_corpus(a.data)
+        for folder in a.folders:
+            s = score_folder(folder, a.data)
+            print(f"{folder}: test BLEU {s['bleu']:.2f}, chrF {s['chrf']:.2f}, dev loss {s['loss']:.4f}")
+    except (DataError, CheckpointError, KeyError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
