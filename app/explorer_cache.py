@@ -277,10 +277,14 @@ def move_shares(path: str, texts: tuple[str, ...], beam: int, normalised: bool, 
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=300)  # a test set fetched while the server runs shows up
 def presets(path: str, lang: str) -> tuple[tuple[str, ...], bool]:
-    """A translation model's preset sentences: the first of its test set, shipped with a translator trained here or
-    the paper's where fetch brought it (True), else the page's own in the model's source language (False; none for a
+    """A translation model's preset sentences and whether they come from its test set: a translator trained here
+    opens on the page's own (one word, two senses), then the first of its test set (True); the paper's, the first of
+    its test set where fetch brought it (True); else the page's own in the model's source language (False; none for a
     language they are not written in)."""
-    found = translation.presets(path) or bleu.release_presets(path, lang)
+    own = translation.presets(path)
+    if own:
+        return tuple(EXAMPLES.get(lang, ())) + tuple(own), True
+    found = bleu.release_presets(path, lang)
     return (tuple(found), True) if found else (tuple(EXAMPLES.get(lang, ())), False)
 
 

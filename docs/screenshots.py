@@ -31,6 +31,8 @@ VIEWS = [
     ("lab", "/lab", None),
     ("lab-playing", "/lab", 2500),
     ("dynamics", "/dynamics", None),  # its measures over the sentence set take a while: shot once drawn
+    ("translate", "/translate", None),  # the shipped Macaron translator on its first preset
+    ("translate-playing", "/translate", 3000),
 ]
 EXTRA = [  # presenter mode and a lesson step on the classroom screen; the lab's trained-network section
     ("particles-presenter", f"/?present=1&s={urllib.parse.quote(SENTENCE)}", 2300, (1280, 720)),

@@ -383,3 +383,82 @@ def test_no_wcag21_violation(server, browser, query):
         assert not low_contrast(texts), sorted(low_contrast(texts))
     finally:
         pg.close()
+
+
+# ---- the shipped translators, out of the box (no environment variable, no download) -----------------------------
+def _shipped_app(monkeypatch, **params):
+    from streamlit.testing.v1 import AppTest
+
+    for var in ("MACARON_MODELS", "MACARON_MODELS_DIR", "MACARON_HUB", "MACARON_MODEL_ROOTS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("MACARON_CACHE", "/nonexistent-macaron-cache")  # nothing imported on this machine counts
+    at = AppTest.from_file(str(APP), default_timeout=180)
+    at.query_params.update(params)
+    at.run()
+    at.switch_page("views/translate.py")
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def test_the_shipped_macaron_translator_opens_the_page_on_a_translation(monkeypatch):
+    from macaron.checkpoint import PRETRAINED
+    from macaron.translation import presets, test_scores
+
+    at = _shipped_app(monkeypatch)
+    assert at.selectbox(key="t_model").value == "macaron-es-en"
+    assert at.selectbox(key="t_b").options == ["(none)", "transformer-es-en"]  # "Beside it": the Transformer
+    first = EXAMPLES["es"][0]
+    assert at.text_input(key="t_text").value == first
+    assert at.selectbox(key="t_preset").options == ["(choose one)", *EXAMPLES["es"],
+                                                    *presets(PRETRAINED / "macaron-es-en")]
+    said = " ".join(m.value for m in at.markdown)
+    expected = macaron.load("macaron-es-en", device="cpu").translate(first, beam=5).text
+    assert f"es → en:** {expected}" in said
+    scores = test_scores(PRETRAINED / "macaron-es-en")
+    assert f"**macaron-es-en**: BLEU {scores['bleu']:.1f}, chrF {scores['chrf']:.1f}" in said
+    at.selectbox(key="t_b").set_value("transformer-es-en").run()
+    assert not at.exception
+    other = macaron.load("transformer-es-en", device="cpu").translate(first, beam=5).text
+    said = " ".join(m.value for m in at.markdown)
+    assert f"es → en:** {other}" in said and "**transformer-es-en**: BLEU" in said
+
+
+def test_bad_input_to_a_shipped_translator_is_a_message_or_a_translation(monkeypatch):
+    at = _shipped_app(monkeypatch)
+    for text, said in (("", "Type a sentence"), ("palabra " * 500, "translates at most"),
+                       ("The weather is nice today.", None), ("🙂🙂 ¿qué? \u200b", None)):
+        at.text_input(key="t_text").set_value(text).run()
+        assert not at.exception, (text, [e.message for e in at.exception])
+        shown = " ".join(str(e.value) for e in [*at.info, *at.warning, *at.error, *at.markdown])
+        assert (said in shown) if said else "es → en:**" in shown, (text, shown[:500])
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
+def test_a_fresh_app_opens_translate_on_the_shipped_translator(browser, size, tmp_path):
+    """The app as `make app` serves it (no environment variable, nothing downloaded): Translate opens on the shipped
+    Macaron translator's translation of the first preset, drawn; Play runs the encoder, then the decoder."""
+    from served import server as app_server
+    from test_browser import fits, no_errors, settle
+
+    first = EXAMPLES["es"][0]
+    expected = macaron.load("macaron-es-en", device="cpu").translate(first, beam=5).text
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MACARON_")}
+    env["MACARON_CACHE"] = str(tmp_path / "cache")  # an empty cache: only what the clone ships
+    with app_server(env, tmp_path / "streamlit.log") as (url, _):
+        pg = browser.new_page(viewport={"width": size[0], "height": size[1]})
+        try:
+            pg.goto(f"{url}/translate")
+            settle(pg, 180_000)
+            no_errors(pg)
+            shown = " ".join(pg.inner_text("[data-testid='stMainBlockContainer']").split())
+            assert f"es → en: {expected}" in shown
+            assert {"source sentence", "translation"} <= set(pg.evaluate(LEGEND))
+            fits(pg, "input[aria-label='Sentence to translate (es)']", ".js-plotly-plot",
+                 ".js-plotly-plot .updatemenu-button")
+            pg.locator(".js-plotly-plot .updatemenu-button").first.click()
+            pg.wait_for_function("() => (document.querySelector('.js-plotly-plot .gtitle')?.textContent || '')"
+                                 ".startsWith('decoder layer')", timeout=60_000)
+            no_errors(pg)
+        finally:
+            pg.close()

@@ -98,9 +98,11 @@ def inputs(names: list[str]):
 
     row[1].selectbox("Preset sentences", ["(choose one)", *examples], key="t_preset", on_change=apply,
                      label_visibility=state.LABELS[state.presenting()], disabled=not examples,
-                     help=f"The first {len(examples)} sentences of the test set this model's BLEU was measured "
-                          f"on (of at least five words, for a translator trained here), read back to text."
-                          if from_test_set else
+                     help="Two senses of one word first (a bench and a bank: watch what cross-attention does "
+                          "with each), then the first sentences of five words or more of the test set this model's "
+                          "BLEU was measured on." if from_test_set and translation.presets(picked[1]) else
+                          f"The first {len(examples)} sentences of the test set the paper's BLEU was measured on, read "
+                          f"back to text." if from_test_set else
                           "Two senses of one word (a bench and a bank; a bank and a river's side): watch what "
                           "cross-attention does with each.")
     state.init_widget("t_beam", "beam", 5, parse=int, valid=lambda v: v in BEAMS)
@@ -235,8 +237,8 @@ def shares(picks: list, text: str, beam: int, model, normalised: bool, hide_spec
     (URL parameter over), by each model."""
     st.subheader("Where do the translation's particles move from? Self-attention, cross-attention, FFN")
     presets, from_test_set = cache.presets(picks[0][1], model.config.source_lang)
-    named = (f"the first {len(presets)} sentences of the paper's test set" if from_test_set else
-             f"the {len(presets)} preset sentences")
+    named = (f"the {len(presets)} preset sentences" if translation.presets(picks[0][1]) or not from_test_set else
+             f"the first {len(presets)} sentences of the paper's test set")
     state.init_widget("t_over", "over", "sentence", valid=lambda v: v in ("sentence", "presets"))
     over = st.segmented_control("Measured over", ["sentence", "presets"], key="t_over", required=True,
                                 format_func={"sentence": "this sentence", "presets": named}.get, disabled=not presets)
