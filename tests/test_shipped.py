@@ -145,3 +145,9 @@ def test_a_shipped_translator_translates_held_out_sentences_as_its_card_says(nam
     again = [model.tokenizer.target.decode(model.search(s, beam=5).tokens) for s in sources]
     assert again == hypotheses[:60]  # the shipped float16 weights translate as the run's own did
     assert BLEU().corpus_score(again, [references[:60]]).score >= 30
+
+
+def test_the_readme_translation_table_is_the_stored_race():
+    from macaron import zoo
+
+    assert zoo.translation_markdown(zoo.runs(task="translation")) in (ROOT / "README.md").read_text(encoding="utf-8")
