@@ -286,12 +286,6 @@ def write(folder: Path, info: dict) -> None:
     """training.json, README.md and (where matplotlib is installed) the training curve."""
     folder = Path(folder)
     (folder / FACTS).write_text(json.dumps(info, indent=1) + "\n")
-    if info.get("task") == "translation":
-        from . import translator_card
-        (folder / "README.md").write_text(translator_card.render(info), encoding="utf-8")
-        if (folder / "metrics.jsonl").is_file():
-            translator_card.curve(folder / "metrics.jsonl", folder / CURVE, info["config"]["name"])
-        return
     (folder / "README.md").write_text(render(info, _orders(folder)))
     if (folder / "metrics.jsonl").is_file():
         training_curve(folder / "metrics.jsonl", folder / CURVE, info["config"]["name"],

@@ -90,7 +90,10 @@ class Output:
         m.encoder.save(folder, card="", dtype=dtype)
         m.encoder.train(was)
         (folder / "metrics.jsonl").write_text(m.metrics.read_text())
-        cardlib.write(folder, self.facts(m, scores, dtype))
+        self.write_card(folder, self.facts(m, scores, dtype))
+
+    def write_card(self, folder: Path, facts: dict):
+        cardlib.write(folder, facts)
 
     def facts(self, m, scores: dict, dtype: torch.dtype | None) -> dict:
         """training.json: everything the card says of the model and the run that trained it."""

@@ -33,7 +33,7 @@ from ..config import ModelConfig
 from ..operators import SourceSystem
 from ..translation import JointReading, TranslationConfig
 from ..translation import build as build_translator
-from . import tatoeba
+from . import tatoeba, translator_card
 from .data import IGNORE, DataError
 from .objective import LabelSmoothedNMT
 from .options import RECIPES, parser
@@ -283,16 +283,15 @@ def score_folder(folder: Path, data: Path, max_tokens: int = 6144) -> dict:
     """A translator's scores on the weights as its folder stores them (float16 where saved so): dev loss, and the
     test set translated again and scored; test.hyp.en, training.json's final scores and the card rewritten."""
     from ..loading import load
-    from . import card
 
     model = load(folder, device="cpu")
     scores = test_scores(model, data)
     hypotheses = scores.pop("hypotheses")
     (folder / "test.hyp.en").write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
-    info = card.read_facts(folder)
+    info = translator_card.read_facts(folder)
     info["final"] = {**info["final"], **dev_scores(model, dev_batches(Bitext(data / "dev.npz"), max_tokens)),
                      **scores}
-    card.write(folder, info)
+    translator_card.write(folder, info)
     return info["final"]
 
 
@@ -320,6 +319,9 @@ class TranslatorOutput(Output):
                 + (f" BLEU {result['dev_bleu']:.1f} (greedy, {a.dev_bleu})" if "dev_bleu" in result else "")
                 + (" (best)" if run.best.get(m.name, {}).get("step") == p.step else ""))
         return result
+
+    def write_card(self, folder: Path, facts: dict):
+        translator_card.write(folder, facts)
 
     def best_folder(self, m) -> Path:
         return self.args.run_dir / m.name / "best"

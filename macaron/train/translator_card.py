@@ -1,12 +1,16 @@
-"""A translator's model card and training curve (macaron.train.translate writes its facts; card.write calls these for
-facts whose task is "translation")."""
+"""A translator's model card and training curve, written from the facts macaron.train.translate records.
+
+    python -m macaron.train.translator_card FOLDER...     the cards rendered again from their training.json
+"""
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 from ..checkpoint import FACTS, read_metrics
 from ..schemes import get_scheme
-from .card import CURVE, precision_words
+from .card import CURVE, precision_words, read_facts
 
 
 def curve(metrics_file: Path, png: Path, title: str = "") -> Path | None:
@@ -112,3 +116,23 @@ test pairs are whole groups of pairs that share a sentence, so no dev or test se
 side. A joint Unigram vocabulary of {enc['vocab_size']:,} pieces trained on the training pairs. A research toy for
 looking at two particle systems, not a general-purpose translator.
 """  # noqa: E501
+
+
+def write(folder: Path, info: dict) -> None:
+    """training.json, README.md and (where matplotlib is installed) the training curve."""
+    folder = Path(folder)
+    (folder / FACTS).write_text(json.dumps(info, indent=1) + "\n")
+    (folder / "README.md").write_text(render(info), encoding="utf-8")
+    if (folder / "metrics.jsonl").is_file():
+        curve(folder / "metrics.jsonl", folder / CURVE, info["config"]["name"])
+
+
+def main(argv=None) -> int:
+    for folder in map(Path, sys.argv[1:] if argv is None else argv):
+        write(folder, read_facts(folder))
+        print(f"rendered {folder / 'README.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
