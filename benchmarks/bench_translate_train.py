@@ -75,13 +75,12 @@ def main(argv=None) -> int:
     order = tr.Buckets(data.widths, 6144, seed=0)
     device = torch.device("cpu")
     dtype = precision.choose(device)
-    pad, start = tatoeba.SPECIALS.index("<pad>"), tatoeba.SPECIALS.index("</s>")
     models = {"ours": ours(corpus.tok), "MarianMTModel": marian(corpus.tok.get_vocab_size())}
     optims = {k: torch.optim.AdamW(m.parameters(), lr=1e-4, betas=(0.9, 0.98), fused=True)
               for k, (m, _) in models.items()}
     rates: dict[str, list[float]] = {k: [] for k in models}
     for step in range(a.warm + a.steps):
-        batch = data.batch(order.indices(step), pad, start, order.width(step))
+        batch = data.batch(order.indices(step), tatoeba.PAD, tatoeba.EOS, order.width(step))
         tokens = int(data.lengths[order.indices(step)].sum())
         for name in (list(models) if step % 2 else list(models)[::-1]):  # each goes first half the time
             _, loss_of = models[name]

@@ -246,13 +246,13 @@ def zoo(args) -> int:
     from . import zoo as race
     from .schemes import get_scheme
 
-    runs = race.runs(args.root)
+    stored = race.runs(args.root, task=None)  # the folder read once: the masked LM's runs, then the translators'
+    runs, translators = [r for r in stored if r.task == "mlm"], [r for r in stored if r.task == "translation"]
     if args.path:
         a, _, b = args.path.partition(",")
         found = race.paths(runs, get_scheme(a).name, get_scheme(b).name)
         print(json.dumps(found, indent=1) if args.json else race.path_report(found))
         return 0
-    translators = race.runs(args.root, task="translation")
     if args.json:
         print(race.as_json(runs, translators, args.root))
     else:

@@ -380,6 +380,11 @@ class EncoderDecoder(nn.Module):
         ids = torch.tensor([source_ids], device=self.device)
         return SourceSystem(self.encoder(ids), None)
 
+    def forward(self, source, source_mask, target_in):
+        """Teacher-forced batches: the decoder's final states [B, T, d] on target_in [B, T], pulled by the source's
+        [B, S] (source_mask [B, S]: True on real tokens, None without padding; the target needs none: causal)."""
+        return self.decoder(target_in, None, source=SourceSystem(self.encoder(source, source_mask), source_mask))
+
     @torch.no_grad()
     def target_logits(self, source_ids, target_ids) -> torch.Tensor:
         """[len(target_ids) + 1, V]: row k the next-word logits after the start token and target_ids[:k],

@@ -212,17 +212,26 @@ def difference(race: list[RaceRun], a: str, b: str) -> dict | None:
     seeds or more), and each seed's own difference with its bootstrap interval. None when no seed ran both."""
     if len(budgets(race)) > 1:
         raise ValueError(f"runs of budgets {budgets(race)}: pair them one budget at a time (zoo.at)")
-    by = {(r.scheme, r.seed): r for r in race}
-    seeds = sorted(s for (name, s) in by if name == a and (b, s) in by)
-    if not seeds:
+    pairs = paired(race, a, b)
+    if not pairs:
         return None
-    per_seed = [{"seed": s, "difference": by[a, s].loss - by[b, s].loss, "bootstrap95": bootstrap(by[a, s], by[b, s])}
-                for s in seeds]
-    d = np.array([p["difference"] for p in per_seed])
-    half = float(stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))) if len(d) > 1 else None
-    return {"a": a, "b": b, "budget": race[0].budget, "seeds": len(d), "mean": float(d.mean()),
-            "t95": [float(d.mean()) - half, float(d.mean()) + half] if half is not None else None,
+    per_seed = [{"seed": s, "difference": ra.loss - rb.loss, "bootstrap95": bootstrap(ra, rb)} for s, ra, rb in pairs]
+    return {"a": a, "b": b, "budget": race[0].budget, **over_seeds([p["difference"] for p in per_seed]),
             "per_seed": per_seed}
+
+
+def paired(race: list[RaceRun], a: str, b: str) -> list[tuple[int, RaceRun, RaceRun]]:
+    """(seed, a's run, b's run) for every seed that ran both schemes."""
+    by = {(r.scheme, r.seed): r for r in race}
+    return [(s, by[a, s], by[b, s]) for s in sorted(s for (name, s) in by if name == a and (b, s) in by)]
+
+
+def over_seeds(values: list[float]) -> dict:
+    """{"seeds", "mean", "t95"}: a paired difference's mean over seeds with its 95 % t-interval (None for one seed)."""
+    d = np.array(values)
+    half = float(stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))) if len(d) > 1 else None
+    return {"seeds": len(d), "mean": float(d.mean()),
+            "t95": [float(d.mean()) - half, float(d.mean()) + half] if half is not None else None}
 
 
 def comparisons(race: list[RaceRun]) -> list[tuple[str, str]]:
@@ -268,8 +277,8 @@ def _signed(x: float, places: int = 3) -> str:
     return f"{x:+.{places}f}".replace("-", "−")  # the minus sign, not a hyphen
 
 
-def _interval(x: list[float] | None) -> str:
-    return f"[{_signed(x[0])}, {_signed(x[1])}]" if x else "–"
+def _interval(x: list[float] | None, places: int = 3) -> str:
+    return f"[{_signed(x[0], places)}, {_signed(x[1], places)}]" if x else "–"
 
 
 def report(race: list[RaceRun]) -> str:
@@ -344,19 +353,13 @@ def translation_difference(race: list[RaceRun], a: str, b: str, refs: list[str])
     as the masked LM's, loss(a) − loss(b): > 0 says b is the better in all three, as in `difference`. The mean gain in
     BLEU over seeds with its 95 % t-interval (two seeds or more), and each seed's own with the p of sacreBLEU's
     paired bootstrap on the test set. None when no seed trained both."""
-    by = {(r.scheme, r.seed): r for r in race}
-    seeds = sorted(s for (name, s) in by if name == a and (b, s) in by)
-    if not seeds:
+    pairs = paired(race, a, b)
+    if not pairs:
         return None
-    per_seed = [{"seed": s, "bleu": by[b, s].bleu - by[a, s].bleu, "chrf": by[b, s].chrf - by[a, s].chrf,
-                 "loss": by[a, s].loss - by[b, s].loss,
-                 **paired_bootstrap(tuple(by[a, s].hypotheses), tuple(by[b, s].hypotheses), tuple(refs))}
-                for s in seeds]
-    d = np.array([p["bleu"] for p in per_seed])
-    half = float(stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))) if len(d) > 1 else None
-    return {"a": a, "b": b, "budget": race[0].budget, "seeds": len(d), "metric": "bleu", "mean": float(d.mean()),
-            "t95": [float(d.mean()) - half, float(d.mean()) + half] if half is not None else None,
-            "per_seed": per_seed}
+    per_seed = [{"seed": s, "bleu": rb.bleu - ra.bleu, "chrf": rb.chrf - ra.chrf, "loss": ra.loss - rb.loss,
+                 **paired_bootstrap(tuple(ra.hypotheses), tuple(rb.hypotheses), tuple(refs))} for s, ra, rb in pairs]
+    return {"a": a, "b": b, "budget": race[0].budget, "metric": "bleu",
+            **over_seeds([p["bleu"] for p in per_seed]), "per_seed": per_seed}
 
 
 def translation_differences(race: list[RaceRun], root: Path | None = None) -> list[dict]:
@@ -376,14 +379,11 @@ def translation_markdown(race: list[RaceRun], root: Path | None = None) -> str:
               "|---|---|---|---|---|---|"]
     lines += [f"| {get_scheme(d['b']).short} over {get_scheme(d['a']).short} | {millions(d['budget'])} | "
               f"{d['seeds']} | {_signed(d['mean'], 2)} | "
-              f"{_interval2(d['t95'])} | " + "; ".join(f"{p['seed']}: {_signed(p['bleu'], 2)} (p {p['p_bleu']:.3f})"
+              f"{_interval(d['t95'], 2)} | " + "; ".join(f"{p['seed']}: {_signed(p['bleu'], 2)} (p {p['p_bleu']:.3f})"
                                                       for p in d["per_seed"]) + " |"
               for d in translation_differences(race, root)]
     return "\n".join(lines)
 
-
-def _interval2(x: list[float] | None) -> str:
-    return f"[{_signed(x[0], 2)}, {_signed(x[1], 2)}]" if x else "–"
 
 
 def outcome(d: dict) -> str:

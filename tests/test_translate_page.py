@@ -162,10 +162,15 @@ def test_the_figure_of_two_systems(translated):
 
 # ---- the page, in AppTest ---------------------------------------------------------------------------------------
 def _app(pair_dir, monkeypatch, **params):
-    from streamlit.testing.v1 import AppTest
-
     monkeypatch.setenv("MACARON_MODELS_DIR", str(pair_dir))
     monkeypatch.delenv("MACARON_MODELS", raising=False)
+    return _translate_page(**params)
+
+
+def _translate_page(**params):
+    """The app in AppTest, on the Translate page, with these URL parameters; no exception raised."""
+    from streamlit.testing.v1 import AppTest
+
     at = AppTest.from_file(str(APP), default_timeout=180)
     at.query_params.update(params)
     at.run()
@@ -387,18 +392,10 @@ def test_no_wcag21_violation(server, browser, query):
 
 # ---- the shipped translators, out of the box (no environment variable, no download) -----------------------------
 def _shipped_app(monkeypatch, **params):
-    from streamlit.testing.v1 import AppTest
-
     for var in ("MACARON_MODELS", "MACARON_MODELS_DIR", "MACARON_HUB", "MACARON_MODEL_ROOTS"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("MACARON_CACHE", "/nonexistent-macaron-cache")  # nothing imported on this machine counts
-    at = AppTest.from_file(str(APP), default_timeout=180)
-    at.query_params.update(params)
-    at.run()
-    at.switch_page("views/translate.py")
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    return at
+    return _translate_page(**params)
 
 
 def test_the_shipped_macaron_translator_opens_the_page_on_a_translation(monkeypatch):

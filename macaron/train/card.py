@@ -54,9 +54,9 @@ def hardware(device=None) -> str:
     return f"CPU {cpu} with {cpu_kind()} ({os.cpu_count()} cores visible)"  # the kind decides the fast path
 
 
-def training_curve(metrics_file: Path, png: Path, title: str = "", unigram: float | None = None,
-                   mask_rate: float = 0.15) -> Path | None:
-    """Loss (train and held-out) and the context effect against tokens seen (None without matplotlib)."""
+def curve_figure(metrics_file: Path, lower: str, ratios: bool = True):
+    """(pyplot, figure, axes, train rows, evaluation rows, the evaluations that measured `lower`) for a training
+    curve: loss above, `lower` below where measured; None without matplotlib."""
     try:
         import matplotlib
     except ImportError:
@@ -66,9 +66,20 @@ def training_curve(metrics_file: Path, png: Path, title: str = "", unigram: floa
 
     rows = read_metrics(metrics_file)
     train, evals = [r for r in rows if r.get("type") != "eval"], [r for r in rows if r.get("type") == "eval"]
-    effects = [r for r in evals if "context_effect" in r]
-    fig, axes = plt.subplots(2 if effects else 1, 1, figsize=(7, 6.2 if effects else 4.2), dpi=110, sharex=True,
-                             squeeze=False, gridspec_kw={"height_ratios": [3, 2][: 2 if effects else 1]})
+    measured = [r for r in evals if lower in r]
+    fig, axes = plt.subplots(2 if measured else 1, 1, figsize=(7, 6.2 if measured else 4.2), dpi=110, sharex=True,
+                             squeeze=False, **({"gridspec_kw": {"height_ratios": [3, 2][: 2 if measured else 1]}}
+                                               if ratios else {}))
+    return plt, fig, axes, train, evals, measured
+
+
+def training_curve(metrics_file: Path, png: Path, title: str = "", unigram: float | None = None,
+                   mask_rate: float = 0.15) -> Path | None:
+    """Loss (train and held-out) and the context effect against tokens seen (None without matplotlib)."""
+    drawn = curve_figure(metrics_file, "context_effect")
+    if drawn is None:
+        return None
+    plt, fig, axes, train, evals, effects = drawn
     ax = axes[0, 0]
     if train:
         ax.plot([r["tokens"] / 1e6 for r in train], [r["loss"] for r in train], lw=1, alpha=0.6,

@@ -12,7 +12,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..operators import SourceSystem
 from .data import IGNORE
 
 
@@ -58,8 +57,7 @@ class LabelSmoothedNMT(nn.Module):
 
     def forward(self, source, source_mask, target_in, target_out):
         m = self.model
-        memory = SourceSystem(m.encoder(source, source_mask), source_mask)
-        hidden = m.decoder(target_in, None, source=memory)
+        hidden = m(source, source_mask, target_in)
         chosen = (target_out != IGNORE).flatten().nonzero().squeeze(1)
         pad = -len(chosen) % self.ROWS
         targets = F.pad(target_out.flatten()[chosen], (0, pad), value=IGNORE)

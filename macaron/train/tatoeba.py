@@ -46,6 +46,7 @@ SPLIT_SEED = 0
 VOCAB = 8000
 # fairseq's Dictionary order: the search and TranslationConfig's defaults read </s> 2, <pad> 1, <unk> 3
 SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")
+PAD, EOS = SPECIALS.index("<pad>"), SPECIALS.index("</s>")  # </s> ends a sentence and starts the decoder (fairseq's)
 
 
 @dataclass(frozen=True)
@@ -131,8 +132,7 @@ def train_tokenizer(sentences, vocab: int = VOCAB) -> Tokenizer:
     trainer = trainers.UnigramTrainer(vocab_size=vocab, special_tokens=list(SPECIALS), unk_token="<unk>",
                                       show_progress=False)
     tok.train_from_iterator(sentences, trainer)
-    eos = SPECIALS.index("</s>")
-    tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", eos)])
+    tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", EOS)])
     for i, name in enumerate(SPECIALS):
         if tok.token_to_id(name) != i:
             raise CorpusError(f"the trained vocabulary put {name} at id {tok.token_to_id(name)}, not {i}")

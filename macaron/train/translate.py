@@ -30,14 +30,13 @@ import torch.nn.functional as F
 from tokenizers import Tokenizer
 
 from ..config import ModelConfig
-from ..operators import SourceSystem
 from ..translation import JointReading, TranslationConfig
 from ..translation import build as build_translator
 from . import tatoeba, translator_card
-from .data import IGNORE, DataError
+from .data import IGNORE, DataError, Order
 from .objective import LabelSmoothedNMT
 from .options import RECIPES, parser
-from .output import Output
+from .output import Output, append_jsonl
 from .pretrain import Member, Run, detach, train
 from .resume import TrainError
 
@@ -120,25 +119,17 @@ class Buckets:
             n = max_tokens // int(w)
             self.batches += [members[k:k + n] for k in range(0, len(members), n)]
             self.widths += [int(w)] * -(-len(members) // n)
-        self.seed, self.per_epoch = seed, len(self.batches)
-        self._perm_epoch, self._perm = -1, None
+        self.order = Order(len(self.batches), 1, seed)  # the batches' order: data.Order's, one batch at a time
+        self.per_epoch, self.perm, self.epoch = self.order.per_epoch, self.order.perm, self.order.epoch
+
+    def _batch(self, step: int) -> int:
+        return int(self.order.indices(step)[0])
 
     def width(self, step: int) -> int:
-        epoch, k = divmod(step, self.per_epoch)
-        return self.widths[self.perm(epoch)[k]]
-
-    def perm(self, epoch: int) -> np.ndarray:
-        if epoch != self._perm_epoch:
-            self._perm = np.random.default_rng([self.seed, epoch]).permutation(self.per_epoch)
-            self._perm_epoch = epoch
-        return self._perm
+        return self.widths[self._batch(step)]
 
     def indices(self, step: int) -> np.ndarray:
-        epoch, k = divmod(step, self.per_epoch)
-        return self.batches[self.perm(epoch)[k]]
-
-    def epoch(self, step: int) -> float:
-        return step / self.per_epoch
+        return self.batches[self._batch(step)]
 
     def _per_batch(self, lengths: np.ndarray, epoch: int) -> np.ndarray:
         return np.array([lengths[self.batches[b]].sum() for b in self.perm(epoch)])
@@ -200,7 +191,7 @@ def translator_configs(args, vocab_size: int) -> dict[str, TranslationConfig]:
         recipe = name.removesuffix(SUFFIX)
         if not name.endswith(SUFFIX) or recipe not in RECIPES:
             raise TrainError(f"--models: {name!r} is not <recipe>{SUFFIX} with a recipe of {sorted(RECIPES)}")
-        side = dict(SIZE, **RECIPES[recipe], vocab_size=vocab_size, pad_id=tatoeba.SPECIALS.index("<pad>"),
+        side = dict(SIZE, **RECIPES[recipe], vocab_size=vocab_size, pad_id=tatoeba.PAD,
                     dropout=args.dropout)
         for field, value in (("d_model", args.d_model), ("n_layers", args.layers), ("n_heads", args.heads),
                              ("ffn_total", args.ffn)):  # the size overridden (a small run in a test)
@@ -237,9 +228,8 @@ def dev_scores(model, batches) -> dict:
     loss = correct = count = 0.0
     for source, mask, target_in, target_out in batches:
         dev = model.device
-        memory = SourceSystem(model.encoder(source.to(dev), None if mask is None else mask.to(dev)),
-                              None if mask is None else mask.to(dev))
-        logits = model.decoder.head(model.decoder(target_in.to(dev), None, source=memory)).float()
+        hidden = model(source.to(dev), None if mask is None else mask.to(dev), target_in.to(dev))
+        logits = model.decoder.head(hidden).float()
         gold = target_out.to(dev)
         real = gold != IGNORE
         loss += float(F.cross_entropy(logits[real], gold[real], reduction="sum"))
@@ -250,13 +240,13 @@ def dev_scores(model, batches) -> dict:
             "targets": int(count)}
 
 
-def test_scores(model, folder: Path, split: str = "test", beam: int = BEAM, lenpen: float = LENPEN,
-                limit: int | None = None) -> dict:
+def translate_split(model, folder: Path, split: str = "test", beam: int = BEAM, lenpen: float = LENPEN,
+                    limit: int | None = None) -> dict:
     """The split translated by the model's own search (beam 5, length penalty 1.0), scored by sacreBLEU (BLEU and
     chrF, with their signatures) against the split's English as the file has it; the translations kept."""
-    from sacrebleu.metrics import BLEU, CHRF
+    from sacrebleu.metrics import CHRF
 
-    from ..bleu import translate_all
+    from ..bleu import standard_bleu, translate_all
 
     sources = lines(folder, split, tatoeba.SOURCE)[:limit]
     references = lines(folder, split, tatoeba.TARGET)[:limit]
@@ -265,18 +255,17 @@ def test_scores(model, folder: Path, split: str = "test", beam: int = BEAM, lenp
     ids = [model.tokenize(s)[0] for s in sources]
     hypotheses = [model.tokenizer.target.decode(h) for h in translate_all(model, ids, beam, lenpen, progress=False)]
     model.train(was)
-    bleu, chrf = BLEU(), CHRF()
-    b, c = bleu.corpus_score(hypotheses, [references]), chrf.corpus_score(hypotheses, [references])
-    return {"bleu": round(b.score, 2), "chrf": round(c.score, 2), "bleu_signature": str(bleu.get_signature()),
+    (b, signature), chrf = standard_bleu(hypotheses, references), CHRF()
+    c = chrf.corpus_score(hypotheses, [references])
+    return {"bleu": round(b.score, 2), "chrf": round(c.score, 2), "bleu_signature": signature,
             "chrf_signature": str(chrf.get_signature()), "beam": beam, "lenpen": lenpen, "split": split,
             "sentences": len(sources), "hypotheses": hypotheses}
 
 
 def dev_batches(dev: Bitext, max_tokens: int) -> list:
     """The dev set's fixed batches, as every evaluation reads them."""
-    pad, start = tatoeba.SPECIALS.index("<pad>"), tatoeba.SPECIALS.index("</s>")
     order = Buckets(dev.widths, max_tokens, 0)
-    return [dev.batch(b, pad, start, w) for b, w in zip(order.batches, order.widths)]
+    return [dev.batch(b, tatoeba.PAD, tatoeba.EOS, w) for b, w in zip(order.batches, order.widths)]
 
 
 def score_folder(folder: Path, data: Path, max_tokens: int = 6144) -> dict:
@@ -285,7 +274,7 @@ def score_folder(folder: Path, data: Path, max_tokens: int = 6144) -> dict:
     from ..loading import load
 
     model = load(folder, device="cpu")
-    scores = test_scores(model, data)
+    scores = translate_split(model, data)
     hypotheses = scores.pop("hypotheses")
     (folder / "test.hyp.en").write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
     info = translator_card.read_facts(folder)
@@ -303,7 +292,7 @@ class TranslatorOutput(Output):
         run, p, a = self.run, self.place, self.args
         result = dev_scores(m.encoder, run.held_out)
         if a.dev_bleu and p.step:  # the curve's BLEU: greedy on the first dev sentences (the choice reads the loss)
-            scores = test_scores(m.encoder, Path(a.data), "dev", beam=1, limit=a.dev_bleu)
+            scores = translate_split(m.encoder, Path(a.data), "dev", beam=1, limit=a.dev_bleu)
             result.update(dev_bleu=scores["bleu"], dev_bleu_sentences=scores["sentences"])
         m.last_eval = dict(result, step=p.step)
         best = run.best.get(m.name)
@@ -311,7 +300,6 @@ class TranslatorOutput(Output):
             run.best[m.name] = {"step": p.step, "tokens": p.tokens, "loss": result["loss"]}
             self.write_model(m, self.best_folder(m), dict(result, step=p.step), None)
         if self.dist.main:
-            from .output import append_jsonl
             append_jsonl(m.metrics, {"type": "eval", "step": p.step, "tokens": p.tokens,
                                      "elapsed": round(p.clock(), 2), **result})
         run.log(f"{m.name} dev step {p.step:,} tokens {p.tokens:,}: loss {result['loss']:.4f} "
@@ -333,7 +321,8 @@ class TranslatorOutput(Output):
         run, best = self.run, self.run.best[m.name]
         final = m.snapshot()  # a copy: load_state_dict writes into the very tensors state_dict() hands out
         m.encoder.load_state_dict(load(self.best_folder(m), device=str(self.dist.device)).state_dict())
-        self.write_model(m, m.out, {**dev_scores(m.encoder, run.held_out), "chosen": best},
+        chosen = translator_card.read_facts(self.best_folder(m))["final"]  # its dev scores, until score_folder's
+        self.write_model(m, m.out, {**chosen, "chosen": best},
                          torch.float16 if self.args.save_dtype == "float16" else None)
         m.encoder.load_state_dict(final)
         scores = score_folder(m.out, Path(self.args.data), self.args.max_tokens)
@@ -368,18 +357,10 @@ class TranslatorRun(Run):
         self.held_out = dev_batches(self.dev, self.args.max_tokens)
         self.shuffled = self.unigram = None
 
-    @property
-    def pad(self) -> int:
-        return tatoeba.SPECIALS.index("<pad>")
-
-    @property
-    def start_id(self) -> int:
-        return tatoeba.SPECIALS.index("</s>")  # fairseq's decoder starts from </s>
-
     def batch(self, step: int):
         indices = self.order.indices(step)
         to = dict(device=self.dist.device, non_blocking=True)
-        batch = self.train_data.batch(indices, self.pad, self.start_id, self.order.width(step))
+        batch = self.train_data.batch(indices, tatoeba.PAD, tatoeba.EOS, self.order.width(step))
         batch = tuple(None if t is None else t.to(**to) for t in batch)
         return [batch], int(self.train_data.lengths[indices].sum())
 

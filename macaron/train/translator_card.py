@@ -8,25 +8,17 @@ import json
 import sys
 from pathlib import Path
 
-from ..checkpoint import FACTS, read_metrics
+from ..checkpoint import FACTS
 from ..schemes import get_scheme
-from .card import CURVE, precision_words, read_facts
+from .card import CURVE, curve_figure, precision_words, read_facts
 
 
 def curve(metrics_file: Path, png: Path, title: str = "") -> Path | None:
     """Train and dev loss, and dev BLEU where measured, against target tokens seen (None without matplotlib)."""
-    try:
-        import matplotlib
-    except ImportError:
+    drawn = curve_figure(metrics_file, "dev_bleu", ratios=False)
+    if drawn is None:
         return None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = read_metrics(metrics_file)
-    train, evals = [r for r in rows if r.get("type") != "eval"], [r for r in rows if r.get("type") == "eval"]
-    bleus = [r for r in evals if "dev_bleu" in r]
-    fig, axes = plt.subplots(2 if bleus else 1, 1, figsize=(7, 6.2 if bleus else 4.2), dpi=110, sharex=True,
-                             squeeze=False)
+    plt, fig, axes, train, evals, bleus = drawn
     ax = axes[0, 0]
     ax.plot([r["tokens"] / 1e6 for r in train], [r["loss"] for r in train], lw=1, alpha=0.6,
             label="train loss (label-smoothed, ε 0.1)")
