@@ -154,7 +154,7 @@ train-ode: setup data
 # published weights (16 sentences, 4 run to T: about 10 minutes on 2 threads)
 publish-ode: setup
 	$(PUBLISH) $(ODE_RUN)
-	$(BIN)/python -m macaron.orders transformer-ode macaron-ode --save
+	$(BIN)/python -m macaron.studies.orders transformer-ode macaron-ode --save
 	$(BIN)/python -m macaron.train.card pretrained/transformer-ode pretrained/macaron-ode
 
 # The race (README, "The race: is it the order?"; docs/training-notes.md, from "The race: plan"): is Macaron better

@@ -2,7 +2,7 @@
 past the trained depth, computed once per (model, sentences) and shared by every session.
 
 Models and single traces come from explorer_cache (one model in memory per folder). The computing
-is macaron.dynamics'; cached objects are shared between sessions: treat them as read-only. Each
+is macaron.studies.dynamics'; cached objects are shared between sessions: treat them as read-only. Each
 is computed one at a time on the server (explorer_cache.heavy): a set takes seconds to minutes.
 """
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 import explorer_cache as cache
-from macaron import dynamics, sentences
+from macaron import sentences
+from macaron.studies import dynamics
 
 
 def texts(set_name: str, text: str | None) -> tuple[str, ...]:

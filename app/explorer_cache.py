@@ -5,7 +5,7 @@ and the toy lab's studies are cached per input in bounded caches (max_entries): 
 for objects the pages only read (no copy per rerun), cache_data for small results. Cached
 objects are shared between sessions: treat them as read-only.
 
-The computing itself is macaron's (macaron.analysis, macaron.toy, macaron.plot); this module only
+The computing itself is macaron's (macaron.studies.analysis, macaron.lab.toy, macaron.plot); this module only
 decides what is kept, how sessions share the CPU (turns, heavy), and turns failures into messages
 on the page.
 """
@@ -20,9 +20,13 @@ import time
 import streamlit as st
 
 import macaron
-from macaron import CheckpointError, InputError, analysis, bleu, plot, toy, translation
-from macaron.checkpoint import NO_TOKENIZER
-from macaron.translation import EXAMPLES, EncoderDecoder, Translation, joint
+from macaron import CheckpointError, InputError, plot
+from macaron.formats.folder import NO_TOKENIZER
+from macaron.lab import toy
+from macaron.studies import analysis
+from macaron.translation import bleu
+from macaron.translation import model as translation
+from macaron.translation.model import EXAMPLES, EncoderDecoder, Translation, joint
 
 MAX_TOKENS = 96        # the explorer shows at most this many particles (more is unreadable)
 MAX_CHARS = 20_000     # longer text is cut before tokenising, and the page says so
@@ -96,11 +100,11 @@ def off_turn():
 
 
 def download_from_hub(name: str) -> str | None:
-    """Hub model `name` downloaded into the local Hub cache with a progress bar on the page (macaron.hub.download
-    judges the Hub's file list first: a refusal is said before anything downloads). The download runs in a thread
-    of its own and the page's run draws its progress; the page gives its turn on the cores to the others
-    meanwhile. The folder, or None after an st.error that says why."""
-    from macaron import hub
+    """Hub model `name` downloaded into the local Hub cache with a progress bar on the page
+    (macaron.sources.hub.download judges the Hub's file list first: a refusal is said before anything downloads).
+    The download runs in a thread of its own and the page's run draws its progress; the page gives its turn on the
+    cores to the others meanwhile. The folder, or None after an st.error that says why."""
+    from macaron.sources import hub
 
     numbers, outcome = {}, {}
 
@@ -167,10 +171,10 @@ def try_load(path: str, load=None):
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def stages(path: str) -> list[tuple[str, str, str]]:
-    """(name, label, model path) of each stage of a model's training (macaron.milestones), in order; one
+    """(name, label, model path) of each stage of a model's training (macaron.sources.milestones), in order; one
     entry, the model itself, for a folder without milestones or whose facts do not read."""
     try:
-        kept = macaron.milestones(path)
+        kept = macaron.sources.milestones(path)
     except Exception:  # unreadable training facts: the model itself still loads (or says why)
         return [("final", "final", path)]
     return [(m.name, _stage_label(m), str(m.folder) if m.folder is not None else path + RANDOM_START) for m in kept]
@@ -204,7 +208,7 @@ def trace(path: str, text: str, model_name: str = "") -> macaron.Trajectory | No
         return None
     _timed(traj, model_name, ms, t0)
     _report_truncation(traj, text)
-    if traj.meta.get("reading"):  # e.g. a fairseq import without its BPE codes (macaron.moses_bpe)
+    if traj.meta.get("reading"):  # e.g. a fairseq import without its BPE codes (macaron.formats.moses_bpe)
         st.info(f"**{model_name or traj.meta.get('model', '')}**: {traj.meta['reading']}", icon=":material/spellcheck:")
     return traj
 

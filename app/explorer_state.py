@@ -15,10 +15,13 @@ import streamlit as st
 import browser
 import explorer_cache as cache
 import macaron
-from macaron import hub, lesson, sources
-from macaron.checkpoint import PRETRAINED, default_pair, translates
-from macaron.hf import LOADS
+from macaron import lesson
+from macaron.formats.encoders import LOADS
+from macaron.formats.folder import translates
 from macaron.plot.style import model_label  # noqa: F401  (the pages label models with it)
+from macaron.sources import hub
+from macaron.sources import locate as sources
+from macaron.sources.shipped import PRETRAINED, default_pair
 
 CUSTOM = "Your own model folder…"
 HUB = "A model from the Hub…"
@@ -174,7 +177,7 @@ def model_paths(translation: bool = False) -> dict[str, str]:
 def all_model_paths() -> dict[str, str]:
     """Display name → folder. MACARON_MODELS (folders, comma-separated) and MACARON_MODELS_DIR (a folder of model
     folders), when set, are the whole list; otherwise pretrained/*, then the models on this machine that load here:
-    the local Hub cache's (by Hub id) and the imported releases (macaron.sources.cached: files only, no network).
+    the local Hub cache's (by Hub id) and the imported releases (macaron.sources.locate.cached: files only, no network).
     Folders are absolute paths: a folder on offer is never read as a Hub id."""
     env_list, env_dir = os.environ.get("MACARON_MODELS", ""), os.environ.get("MACARON_MODELS_DIR", "")
     if not (env_list or env_dir):
@@ -321,7 +324,8 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
 
 def hub_picker(key: str) -> tuple[str, str] | None:
     """A Hugging Face Hub model by name: this server's copy (the local Hub cache) where it has one, else a button
-    that downloads it (macaron.hub: its file list judged first; a progress bar). Returns (name, folder) or None."""
+    that downloads it (macaron.sources.hub: its file list judged first; a progress bar). Returns (name, folder)
+    or None."""
     name = st.text_input("Hub model", key=key, placeholder="bert-base-uncased, or owner/name",
                          help="The name of a model on the Hugging Face Hub, as on its page. These families open: "
                               f"{LOADS}. Only its config, safetensors weights and tokenizer are downloaded (at most "
@@ -485,7 +489,7 @@ def lesson_step() -> int | None:
 
 def _offers(path: str, stage: str) -> bool:
     try:
-        return any(m.name == stage for m in macaron.milestones(path))
+        return any(m.name == stage for m in macaron.sources.milestones(path))
     except Exception:  # an unreadable folder offers nothing; the model picker says why when it is opened
         return False
 

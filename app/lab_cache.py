@@ -1,7 +1,7 @@
 """The Splitting lab's cached computations: bounded, shared by every session, read-only, and
 computed one at a time on the server (explorer_cache.heavy).
 
-The computing is macaron's (macaron.toy, macaron.bridge); this module decides what is kept.
+The computing is macaron's (macaron.lab.toy, macaron.studies.bridge); this module decides what is kept.
 """
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import numpy as np
 import streamlit as st
 
 import explorer_cache as cache
-from macaron import bridge, orders, toy
+from macaron.lab import toy
 from macaron.schemes import SCHEMES
+from macaron.studies import bridge, orders
 
 EPSILONS = (0.0, 0.05, 0.2, 0.5, 1.0)  # the table of measured orders as the halves come apart
 SIZES = (0.3, 1.0, 3.0)                # strength of F (β) and of G (drift scale) in the random systems
@@ -36,7 +37,7 @@ def random_ratios(f_scale: float, g_scale: float, solver: str = "euler") -> np.n
 
 @st.cache_data(show_spinner="Measuring every layer" + cache.ONE_AT_A_TIME, max_entries=64)
 def layer_report(path: str, text: str) -> dict:
-    """The bridge measures of one model on one sentence (see macaron.bridge)."""
+    """The bridge measures of one model on one sentence (see macaron.studies.bridge)."""
     model, traj = cache.load_model(path), cache._trace(path, text)[0]
     with cache.heavy():
         curves = bridge.commutators(model, traj)

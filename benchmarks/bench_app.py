@@ -29,7 +29,8 @@ import plotly.io as pio
 import torch
 
 import macaron
-from macaron import analysis, plot
+from macaron import plot
+from macaron.studies import analysis
 from results import write_section
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,7 +69,7 @@ def word_tokenizer():
 
 
 def models(folder: Path) -> tuple[list[Path], str]:
-    shipped = {n: macaron.checkpoint.PRETRAINED / n for n in macaron.available()}
+    shipped = {n: macaron.sources.shipped.PRETRAINED / n for n in macaron.available()}
     small = [shipped.get("transformer-small"), shipped.get("macaron-small")]
     if all(p is not None for p in small):
         return small, "trained checkpoints pretrained/transformer-small and pretrained/macaron-small"

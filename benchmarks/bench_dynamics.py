@@ -8,7 +8,7 @@ No batch computes faster than that rate, so rate ÷ (one at a time) is the most 
 
 Rows: random token ids of a fixed length (32, 128) through a `mini` (6 × 256) and a `small`
 (6 × 512) Transformer with random weights, and the shipped sentence set (9 to 25 tokens, padded)
-traced and measured (macaron.dynamics.measure_set), the whole path of `python -m macaron dynamics`.
+traced and measured (macaron.studies.dynamics.measure_set), the whole path of `python -m macaron dynamics`.
 On a CPU, with one thread and with every core. The two ways take turns, best of --repeats rounds
 each (the least disturbed by other work on the machine). Writes its table to benchmarks/RESULTS.md, one
 section per device kind.
@@ -26,7 +26,8 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 import macaron
-from macaron import dynamics, sentences
+from macaron import sentences
+from macaron.studies import dynamics
 from results import write_section
 
 
@@ -120,7 +121,7 @@ def main():
         os, "getloadavg") else ""
     body = (f"`python benchmarks/bench_dynamics.py --device {dev}`: {date.today()}, {device_name(dev)}, torch "
             f"{torch.__version__}, batches of at most {args.batch} sentences and "
-            f"{macaron.model.BATCH_TOKENS['cuda' if dev.startswith('cuda') else 'cpu']} padded tokens, "
+            f"{macaron.network.model.BATCH_TOKENS['cuda' if dev.startswith('cuda') else 'cpu']} padded tokens, "
             f"best of {args.repeats}{load}. Every trajectory records "
             "every sub-step's state and the attention weights (not the fused kernel). Matmul rate (2048 × 512 by "
             "512 × 2048, float32): " + ", ".join(f"{r:.0f} GFLOP/s with {h} thread(s)" for h, r in rates.items())

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_train import VOCAB, Trainer, batches, fmt_load, load_average, ours  # noqa: E402
 from macaron import ModelConfig  # noqa: E402
-from macaron.operators import ATTENTION  # noqa: E402
+from macaron.network.operators import ATTENTION  # noqa: E402
 from macaron.train import precision  # noqa: E402
 from macaron.train.card import hardware  # noqa: E402
 from macaron.train.objective import MaskedLM  # noqa: E402

@@ -20,7 +20,7 @@ from datetime import date
 import numpy as np
 import scipy
 
-from macaron import toy
+from macaron.lab import toy
 from results import write_section
 
 TARGET_MS = 150.0

@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from macaron import ModelConfig, build  # noqa: E402
 from macaron.config import SIZES as KNOWN_SIZES  # noqa: E402
-from macaron.operators import ATTENTION, use_attention  # noqa: E402
+from macaron.network.operators import ATTENTION, use_attention  # noqa: E402
 from macaron.train import precision  # noqa: E402
 from macaron.train.card import hardware  # noqa: E402
 from macaron.train.data import IGNORE, Specials, mask_tokens  # noqa: E402

@@ -28,7 +28,7 @@ import torch
 import macaron
 from macaron import ModelConfig
 from macaron.train.card import hardware
-from macaron.translation import TranslationConfig, build
+from macaron.translation.model import TranslationConfig, build
 from results import median_ms, write_section
 
 SOURCE_TOKENS = 20

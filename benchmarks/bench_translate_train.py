@@ -22,12 +22,12 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from macaron.operators import use_attention
+from macaron.network.operators import use_attention
 from macaron.train import precision, tatoeba
 from macaron.train import translate as tr
 from macaron.train.card import hardware
 from macaron.train.objective import LabelSmoothedNMT
-from macaron.translation import JointReading, build
+from macaron.translation.model import JointReading, build
 from results import write_section
 
 DATA = Path.home() / ".cache" / "macaron" / "tatoeba"

@@ -4,7 +4,7 @@
     .venv/bin/python docs/choose_lesson_sentence.py --opening [transformer-small macaron-small]
 
 Step 6 (what learning changes): for every candidate sentence with one [MASK] and the word it stands
-for, at every stage of each model's training (macaron.milestones): the model's top-5 guesses, the rank
+for, at every stage of each model's training (macaron.sources.milestones): the model's top-5 guesses, the rank
 of that word among all tokens and its log-probability. The sentence chosen is the one whose word the
 final weights rank highest (ties: the largest gain in log-probability since the plateau), averaged
 over the models.
@@ -22,8 +22,8 @@ import sys
 import numpy as np
 import torch
 
-from macaron import learning
-from macaron.analysis import MASK_TOKEN
+from macaron.studies import learning
+from macaron.studies.analysis import MASK_TOKEN
 
 CANDIDATES = {
     "the capital of france is [MASK] .": "paris",
@@ -87,7 +87,7 @@ def best_answer(model, text: str, answers: str) -> tuple[int, float, list[str]]:
 
 def opening(names: list[str]) -> None:
     import macaron
-    from macaron.analysis import MASK_TOKEN as MASK
+    from macaron.studies.analysis import MASK_TOKEN as MASK
 
     models = [macaron.load(n, device="cpu") for n in names]
     kept = {}

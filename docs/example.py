@@ -16,8 +16,10 @@ import tempfile
 from pathlib import Path
 
 import macaron
-from macaron import analysis, dynamics, plot, sentences, toy
+from macaron import plot, sentences
+from macaron.lab import toy
 from macaron.plot import dynamics as dynamics_plot
+from macaron.studies import analysis, dynamics
 
 parser = argparse.ArgumentParser(description="Write the explorer's main views as HTML files.")
 parser.add_argument("--transformer", default="transformer-mini", help="a shipped model's name or a folder")

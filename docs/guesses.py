@@ -15,8 +15,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "app")]
 
 import macaron  # noqa: E402
 from explorer_state import PRESETS  # noqa: E402
-from macaron.analysis import MASK_TOKEN  # noqa: E402
-from macaron.learning import measure_stage  # noqa: E402
+from macaron.studies.analysis import MASK_TOKEN  # noqa: E402
+from macaron.studies.learning import measure_stage  # noqa: E402
 
 
 def main(names: list[str]) -> None:

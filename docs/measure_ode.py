@@ -1,10 +1,10 @@
 """Is a trained model a small-step ODE solver? The figures docs/training-notes.md gives for the ODE pair's
-milestones: over the shipped sentences (15 % of words masked, as macaron.dynamics.run_experiments; five mask
+milestones: over the shipped sentences (15 % of words masked, as macaron.studies.dynamics.run_experiments; five mask
 draws pooled), how much
 the final states change when every sub-step runs as n Euler moves (n = 2, 4, 8; a first-order method gives
 change(n) ≈ c·(1 − 1/n)) and how often the masked top-1 guess stays; and the root-mean-square move
 ‖h·op‖/‖x‖ of every sub-step over the first 64 sentences. With --long, the clustering prediction at long
-times: the shared layer run on to 2T, 4T, 8T, 16T (macaron.dynamics.extended, as the Dynamics page runs it),
+times: the shared layer run on to 2T, 4T, 8T, 16T (macaron.studies.dynamics.extended, as the Dynamics page runs it),
 the Dynamics measures at each (effective clusters, mean pairwise cosine, rank-one residual, interaction
 energy: mean and quartiles over the sentences) and which role leads the attention.
 
@@ -19,7 +19,7 @@ import torch
 
 import macaron
 from macaron import sentences
-from macaron.dynamics import PAST_TIME, Experiment, extended, measure_set, refined, run_experiments
+from macaron.studies.dynamics import PAST_TIME, Experiment, extended, measure_set, refined, run_experiments
 
 SEEDS = range(5)  # mask draws: one draw masks ~730 words, so its share kept moves by ±1 point from draw to draw
 

@@ -26,10 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
-from . import analysis, sources
-from .checkpoint import CheckpointError, available
-from .loading import load
-from .reading import InputError
+from .formats.folder import CheckpointError
+from .network.reading import InputError
+from .sources import locate as sources
+from .sources.loading import load
+from .sources.shipped import available
+from .studies import analysis
 
 
 def table(model, traj) -> str:
@@ -70,13 +72,13 @@ def _finite(x):
 
 
 def dynamics(args) -> int:
-    """Every measure of macaron.dynamics for each model over a sentence set, as CSV and JSON, and the
+    """Every measure of macaron.studies.dynamics for each model over a sentence set, as CSV and JSON, and the
     figures as one HTML report and one PNG each."""
     import torch
 
-    from . import dynamics as D
     from . import sentences
     from .plot import dynamics as P
+    from .studies import dynamics as D
 
     if str(args.device).startswith("cuda") and not torch.cuda.is_available():
         raise InputError(f"--device {args.device}: this machine has no CUDA GPU that torch can use")
@@ -243,8 +245,8 @@ def fetch(args) -> int:
 
 
 def zoo(args) -> int:
-    from . import zoo as race
     from .schemes import get_scheme
+    from .studies import zoo as race
 
     stored = race.runs(args.root, task=None)  # the folder read once: the masked LM's runs, then the translators'
     runs, translators = [r for r in stored if r.task == "mlm"], [r for r in stored if r.task == "translation"]
@@ -262,7 +264,7 @@ def zoo(args) -> int:
 
 
 def import_fairseq(args) -> int:
-    from .fairseq import import_fairseq as convert
+    from .formats.fairseq import import_fairseq as convert
 
     out = convert(args.checkpoint, args.dict, args.bpe_codes, args.out or imported_folder(args), args.name,
                   source_dict=args.source_dict, target_dict=args.target_dict)
@@ -278,10 +280,10 @@ def import_fairseq(args) -> int:
 
 
 def imported_folder(args) -> Path:
-    """Where an import without --out goes: the models cache (macaron.fetch.imported_dir, where fetch writes and
-    list and the explorer look), under --name or the checkpoint file's name; a model there already is kept (two
+    """Where an import without --out goes: the models cache (macaron.sources.releases.imported_dir, where fetch writes
+    and list and the explorer look), under --name or the checkpoint file's name; a model there already is kept (two
     releases' checkpoints share a file name)."""
-    from .fetch import imported_dir
+    from .sources.releases import imported_dir
 
     name = args.name or args.checkpoint.stem
     if name in ("", ".", "..") or Path(name).name != name:
@@ -294,9 +296,10 @@ def imported_folder(args) -> Path:
 
 
 def bleu(args) -> int:
-    """The paper's BLEU rows: the model on a binarized test set, scored its way and sacrebleu's (macaron.bleu)."""
-    from . import bleu as B
-    from .fetch import release_test_set
+    """The paper's BLEU rows: the model on a binarized test set, scored its way and
+    sacrebleu's (macaron.translation.bleu)."""
+    from .sources.releases import release_test_set
+    from .translation import bleu as B
 
     if args.data is None:  # a fetched release brought its test set
         args.data = release_test_set(args.model)

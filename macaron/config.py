@@ -47,8 +47,9 @@ class ModelConfig:
     tied_halves: bool = False     # one FFN (and its norm) for every convection sub-step: Strang's same G
     norm_affine: bool = True      # False: the norms have no gain or bias, so post-LN projects every state onto
                                   # one sphere of radius √d (mean zero): the tokens-on-a-sphere of Geshkovski et al.
-    # Hugging Face families (macaron.hf): factorised embeddings of width E, projected to d after their norm (ALBERT,
-    # small ELECTRAs; the MLM head maps d back to E), the head's own activation, and the family the weights came from
+    # Hugging Face families (macaron.formats.encoders): factorised embeddings of width E, projected to d after their
+    # norm (ALBERT, small ELECTRAs; the MLM head maps d back to E), the head's own activation, and the family
+    # the weights came from
     embedding_size: int | None = None
     head_activation: str = ""     # "": the layers' activation
     hf_family: str = ""           # "": one of ours
@@ -58,9 +59,9 @@ class ModelConfig:
     convection_activations: tuple[str, ...] | None = None  # one activation per convection sub-step, in the scheme's
                                   # order (the paper's Macaron: ReLU in the first half-FFN, GELU in the second);
                                   # None: `activation` in every one
-    # Decoders (macaron.hf's GPT-2, GPT-NeoX and Llama): attention to the past only, rotary positions (on the first
-    # rotary_dims of each head; 0: all), RMSNorm, a gated FFN (SwiGLU: down(act(gate x) ⊙ up x)), fewer key and
-    # value heads than query heads (grouped-query), linear layers without biases, a next-word head (its own
+    # Decoders (macaron.formats.encoders's GPT-2, GPT-NeoX and Llama): attention to the past only, rotary positions (on
+    # the first rotary_dims of each head; 0: all), RMSNorm, a gated FFN (SwiGLU: down(act(gate x) ⊙ up x)), fewer key
+    # and value heads than query heads (grouped-query), linear layers without biases, a next-word head (its own
     # weights, or tied to the token embedding), and GPT-NeoX's parallel block reading two norms of one state
     causal: bool = False
     rotary_dims: int = 0
@@ -73,9 +74,9 @@ class ModelConfig:
     lm_head_tied: bool = True     # ... whose weights are the token embedding's
     lm_head_bias: bool = False    # ... and a bias of its own (Marian's final_logits_bias)
     parallel_norms: bool = False  # unsplit sub-step: attention reads one norm of x, the FFN another (GPT-NeoX)
-    # Encoder–decoders (macaron.translation): the decoder's particles also move toward the source's, a cross-attention
-    # sub-step after each self-attention (schemes.with_cross); and a post-LN model's embedding normalised or not
-    # (BERT and ours: LN(embedding); fairseq's post-LN translation models: the embedding as it is)
+    # Encoder–decoders (macaron.translation.model): the decoder's particles also move toward the source's, a
+    # cross-attention sub-step after each self-attention (schemes.with_cross); and a post-LN model's embedding
+    # normalised or not (BERT and ours: LN(embedding); fairseq's post-LN translation models: the embedding as it is)
     cross_attention: bool = False
     embedding_norm: bool = True
     name: str = ""

@@ -39,7 +39,7 @@ WHAT_THEY_KNOW = (
 
 
 # The pair whose layers are small steps of one flow (ModelConfig.shared/step/tied_halves): where step 4's
-# claim is measured on trained networks (macaron.orders; the Splitting lab's section 3e).
+# claim is measured on trained networks (macaron.studies.orders; the Splitting lab's section 3e).
 ODE_PAIR = ("transformer-ode", "macaron-ode")
 
 # The full-size pair (`make full-size`): BERT-base from the Hugging Face Hub and the paper's own Macaron-base (both
@@ -134,12 +134,12 @@ LESSON = (
 
 def step(k: int) -> LessonStep:
     """Step k (1-based), with what the race found where its text says {race}, read from pretrained/race when the
-    step is built (macaron.zoo: one sentence for the class, every verdict for the teacher)."""
+    step is built (macaron.studies.zoo: one sentence for the class, every verdict for the teacher)."""
     s = LESSON[k - 1]
     if "{race}" not in s.say + s.note:
         return s
-    from . import zoo  # scipy and the stored runs: only for the step that needs them
-    from .checkpoint import CheckpointError
+    from .formats.folder import CheckpointError
+    from .studies import zoo  # scipy and the stored runs: only for the step that needs them
     try:
         race = zoo.runs()
         say, note = zoo.finding(race), zoo.findings(race)

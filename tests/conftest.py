@@ -94,8 +94,8 @@ def make_tiny_translation(folder: Path, d_model: int = 32, n_layers: int = 2) ->
     import torch
 
     from macaron.config import ModelConfig
-    from macaron.moses_bpe import DICTIONARY_SPECIALS, EOS, MosesBPE, TranslationReading, iwslt14
-    from macaron.translation import EXAMPLES, TranslationConfig, build
+    from macaron.formats.moses_bpe import DICTIONARY_SPECIALS, EOS, MosesBPE, TranslationReading, iwslt14
+    from macaron.translation.model import EXAMPLES, TranslationConfig, build
 
     examples = " ".join(EXAMPLES["de"]).split()  # the Translate page's presets read without [UNK]
     symbols = list(DICTIONARY_SPECIALS) + sorted(set(GERMAN_WORDS + ENGLISH_WORDS + examples))
@@ -144,8 +144,8 @@ def make_synthetic(scheme: str = "transformer", tokens=None, n_layers: int = 3, 
 @pytest.fixture(scope="session", autouse=True)
 def hub_offline():
     """No test asks the real Hugging Face Hub: a model name that is no folder is looked for in the local Hub cache
-    only (macaron.hub reads HF_HUB_OFFLINE when a name is opened; tests/test_hub.py serves a Hub on 127.0.0.1 where
-    it downloads). Apps the tests serve inherit it."""
+    only (macaron.sources.hub reads HF_HUB_OFFLINE when a name is opened; tests/test_hub.py serves a Hub on 127.0.0.1
+    where it downloads). Apps the tests serve inherit it."""
     old = os.environ.get("HF_HUB_OFFLINE")
     os.environ["HF_HUB_OFFLINE"] = "1"
     yield
@@ -205,7 +205,7 @@ def add_stages(folder: Path, seed: int = 0, kept: tuple[str, ...] = ("plateau", 
     import torch
 
     import macaron
-    from macaron.milestones import param_checksum
+    from macaron.sources.milestones import param_checksum
 
     model = macaron.load(folder, device="cpu")
     start = param_checksum(model)

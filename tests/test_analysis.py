@@ -1,4 +1,4 @@
-"""macaron.analysis: projections, alignments, similarities and attribution (synthetic trajectories,
+"""macaron.studies.analysis: projections, alignments, similarities and attribution (synthetic trajectories,
 and the tiny models of conftest.py for attribution)."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import macaron
-from macaron import analysis
+from macaron.studies import analysis
 
 
 # ---- analysis -----------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import explorer_state as state
-from macaron import lesson, zoo
+from macaron import lesson
+from macaron.studies import zoo
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = str(ROOT / "app" / "main.py")
@@ -661,7 +662,7 @@ def test_particles_stages_of_training_share_one_frame(tmp_path, app_env, monkeyp
         assert max(spans) > 0.5, (stage, spans)
     # ... and the particles are where one PCA of the sentence at all four stages puts them
     import macaron
-    from macaron import analysis
+    from macaron.studies import analysis
     trajs = [macaron.load(staged, device="cpu", at=t).trace("the cat sat on the mat .") for t in (0, 1000, 2000, 3000)]
     plateau = analysis.project_together(*trajs, normalised=True, hide_special=True)[1]
     dots = seen["plateau"][2][-1][index]  # the last frame's update of the particles trace

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import macaron
-from macaron import bridge
+from macaron.studies import bridge
 from macaron.trajectory import Step, Trajectory
 
 

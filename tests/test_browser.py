@@ -510,8 +510,8 @@ def test_lab_draws_the_race_with_a_legend_clear_of_the_plot(server, page):
     named on the drawn axis."""
     from collections import Counter
 
-    from macaron import zoo
     from macaron.schemes import get_scheme
+    from macaron.studies import zoo
 
     race = zoo.runs()
     url, _ = server
@@ -567,7 +567,8 @@ def test_lab_draws_a_trained_flows_measured_orders(tokenizer, browser, tmp_path)
     import torch
 
     import macaron
-    from macaron import ModelConfig, orders
+    from macaron import ModelConfig
+    from macaron.studies import orders
 
     for scheme in ("transformer", "macaron"):
         torch.manual_seed(0)

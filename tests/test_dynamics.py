@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from macaron import dynamics as D
+from macaron.studies import dynamics as D
 
 RNG = np.random.default_rng(0)
 
@@ -188,7 +188,7 @@ def test_batched_tracing_equals_one_sentence_at_a_time(tokenizer, scheme):
 
 
 def test_batches_group_similar_lengths_within_a_token_budget(tokenizer):
-    from macaron.model import length_batches
+    from macaron.network.model import length_batches
     lengths = [5, 30, 6, 7, 100, 8, 31]
     batches = length_batches(lengths, batch_size=3, batch_tokens=64)
     assert sorted(i for b in batches for i in b) == list(range(7))

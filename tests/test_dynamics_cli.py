@@ -6,10 +6,10 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from macaron import dynamics as D
 from macaron import sentences
 from macaron.__main__ import main
 from macaron.plot import dynamics as P
+from macaron.studies import dynamics as D
 
 TEXTS = ["the cat sat on the mat .", "i went to the bank to deposit my money .", "the capital of france is paris .",
          "she played the piano while he washed the dishes ."]

@@ -25,8 +25,8 @@ import torch.nn.functional as F
 
 import macaron
 from macaron import CheckpointError
-from macaron.fairseq import import_fairseq, read_checkpoint
-from macaron.moses_bpe import MosesBPE, read_codes, read_dictionary
+from macaron.formats.fairseq import import_fairseq, read_checkpoint
+from macaron.formats.moses_bpe import MosesBPE, read_codes, read_dictionary
 
 D, LAYERS, HEADS, FFN, MAX_POS = 32, 2, 4, 48, 24
 TOL = 1e-4

@@ -196,7 +196,7 @@ def test_albert_is_one_shared_layer_and_extends(folders):
     assert c.shared and c.hf_family == "ALBERT" and c.embedding_size == 16 and c.d_model == 32
     assert all(layer is model.layers[0] for layer in model.layers)  # the same weights at every step
     assert not any(k.startswith("layers.1.") for k in model.state_dict())  # stored once
-    from macaron.dynamics import extended
+    from macaron.studies.dynamics import extended
     program = extended(model, 4)  # the shared layer run four steps further: the autonomous flow continued
     t = model.trace(TEXTS[1], program=program)
     assert t.n_steps == 2 * (c.n_layers + 4) and np.isfinite(t.states).all()

@@ -2,8 +2,8 @@
 127.0.0.1 that answers as the Hub does) and the paper's release (a file server on 127.0.0.1 standing in for Google
 Drive, with .tbz2 archives made here). Every socket a test opens is checked: none goes beyond 127.0.0.1.
 
-The fairseq converter is another module's work (macaron.fairseq, the other half of issue 58): these tests stand in
-for it at its one seam (macaron.fetch.convert) and check what fetch hands it.
+The fairseq converter is another module's work (macaron.formats.fairseq, the other half of issue 58): these tests stand
+in for it at its one seam (macaron.sources.releases.convert) and check what fetch hands it.
 """
 from __future__ import annotations
 
@@ -24,9 +24,10 @@ import pytest
 import torch
 
 import macaron
-from macaron import fetch as release
-from macaron import hub, sources
-from macaron.checkpoint import CheckpointError
+from macaron.formats.folder import CheckpointError
+from macaron.sources import hub
+from macaron.sources import locate as sources
+from macaron.sources import releases as release
 
 LOCAL = ("127.0.0.1", "localhost", "::1")
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -399,7 +400,7 @@ def drive(tmp_path, monkeypatch):
 
 @pytest.fixture
 def converter(monkeypatch):
-    """A stand-in for macaron.fairseq.convert at fetch's seam: records its arguments (checkpoint, dictionary,
+    """A stand-in for macaron.formats.fairseq.convert at fetch's seam: records its arguments (checkpoint, dictionary,
     codes, out, source, target: Paths or None), writes a config.json."""
     calls = []
 
@@ -636,7 +637,7 @@ def shipped_tiny(models_dir, tmp_path, monkeypatch):
     import shutil
 
     import explorer_state as state
-    from macaron import checkpoint
+    from macaron.formats import folder as checkpoint
 
     folder = tmp_path / "pretrained"
     for name in ("tiny-transformer", "tiny-macaron"):

@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from macaron import toy
+from macaron.lab import toy
 from macaron.plot import lab as lf
 from macaron.plot import style
 from macaron.schemes import SCHEMES
@@ -222,7 +222,7 @@ def _clean(at) -> None:
 @pytest.fixture(autouse=True, scope="module")
 def no_race(tmp_path_factory):
     """Sections 1–3 counted alone: section 4 reads an empty race (its own test reads the stored one)."""
-    from macaron import zoo
+    from macaron.studies import zoo
 
     stored, zoo.RACE = zoo.RACE, tmp_path_factory.mktemp("no-race")
     yield
@@ -232,7 +232,7 @@ def no_race(tmp_path_factory):
 def test_section_4_draws_the_stored_race_and_says_what_it_shows(monkeypatch):
     """The race stored in pretrained/race: its curves and its paired differences drawn, each difference's verdict
     and the runs' table shown; with none stored, the page says how to train them."""
-    from macaron import zoo
+    from macaron.studies import zoo
 
     monkeypatch.setattr(zoo, "RACE", zoo.PRETRAINED / "race")
     stored = zoo.runs()
@@ -384,8 +384,8 @@ def test_post_ln_models_show_their_norms_own_move(tokenizer, tmp_path, monkeypat
     """Post-LN (as the shipped minis): 3a adds each model's LayerNorms' own move, hatched, and says why;
     3b says that κ leaves the norm out. Pre-LN models (the other tests) show neither."""
     from conftest import make_tiny_models
-    from macaron import bridge
-    from macaron.loading import load
+    from macaron.sources.loading import load
+    from macaron.studies import bridge
 
     monkeypatch.setenv("MACARON_MODELS_DIR", str(make_tiny_models(tmp_path, tokenizer, norm="post")))
     at = _lab()
@@ -439,13 +439,14 @@ def _trained_traces(at) -> list[dict]:
 
 
 def test_trained_orders_section_draws_each_models_record_and_names_a_damaged_one(tokenizer, tmp_path, monkeypatch):
-    """3e: for a model whose depth is time, its measured orders (macaron.orders' record) as the toy lab's chart,
+    """3e: for a model whose depth is time, its measured orders (macaron.studies.orders' record) as the toy lab's chart,
     with its slopes and their intervals in the table; a damaged record is a warning naming the file; a pair
     without records gets the hint of where they exist."""
     import torch
 
     import macaron
-    from macaron import ModelConfig, orders
+    from macaron import ModelConfig
+    from macaron.studies import orders
 
     for scheme in ("transformer", "macaron"):
         torch.manual_seed(0)

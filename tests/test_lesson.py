@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 
 import explorer_state as state
-from macaron import analysis, lesson
+from macaron import lesson
 from macaron.__main__ import main
 from macaron.plot import lesson as handout
 from macaron.plot.particles import frame_title
+from macaron.studies import analysis
 from test_plot import decoded
 
 
@@ -71,8 +72,8 @@ def test_each_step_draws_the_apps_figure_at_the_steps_view(page, models_dir, sta
     data, layout, frames = figure_spec(page, "fig-4")  # the Splitting lab: the plane and its error chart
     view = lesson.LESSON[3].view
     assert len(frames) == int(view["steps"]) + 1 and "xaxis2" in layout and "RMS" in layout["yaxis2"]["title"]["text"]
-    from macaron import orders  # and the claim measured on the trained ODE pair's Macaron (lab section 3e)
-    from macaron.checkpoint import resolve
+    from macaron.sources.shipped import resolve
+    from macaron.studies import orders  # and the claim measured on the trained ODE pair's Macaron (lab section 3e)
 
     record = orders.read(resolve(view["b"]))
     for solver in ("exact", "euler"):
@@ -87,7 +88,7 @@ def test_each_step_draws_the_apps_figure_at_the_steps_view(page, models_dir, sta
     assert [f["name"] for f in frames] == [f"{t:g}" for t in analysis.time_grid(traj, tiny_macaron)]
     # step 6: every stage of the learner, each its own figure: one PCA of the sentence at every stage (the same
     # directions), each stage at its own scale
-    stages = macaron.milestones(staged)
+    stages = macaron.sources.milestones(staged)
     assert [s.name for s in stages] == ["random start", "plateau", "rise", "final"]
     school = model.trace(lesson.PRESETS["school [MASK]"])
     every = analysis.project_together(*(macaron.load(staged, device="cpu", at=s.tokens).trace(
@@ -112,7 +113,8 @@ def test_step_4_says_where_the_trained_orders_are_missing(models_dir):
     """A model without measured orders (or with stale ones): the file says so and how to measure them."""
     step = lesson.LESSON[3]
     said = handout.trained_orders_html(step._replace(view=dict(step.view, b=str(models_dir / "tiny-macaron"))), "f")
-    assert "are not in this installation" in said and "python -m macaron.orders" in said and "Plotly" not in said
+    assert "are not in this installation" in said and "python -m macaron.studies.orders" in said
+    assert "Plotly" not in said
 
 
 def test_the_handout_copies_are_at_the_frame_each_step_names(page, models_dir):
@@ -211,7 +213,7 @@ def test_the_lessons_sidebar_offers_the_file(app_env):
 def test_step_5_says_the_race_cannot_be_read_rather_than_failing(tmp_path, monkeypatch):
     """A damaged stored run costs step 5 its race sentence, with the reason, not the lesson; the other steps are
     the library's text as written."""
-    from macaron import zoo
+    from macaron.studies import zoo
 
     (tmp_path / "seed-0" / "macaron-mini").mkdir(parents=True)
     (tmp_path / "seed-0" / "macaron-mini" / "training.json").write_text('{"config": ')  # cut short

@@ -192,8 +192,8 @@ def test_an_id_the_vocabulary_does_not_name_reads_as_its_number(tmp_path, marian
 def test_sinusoids_are_transformers():
     from transformers.models.marian.modeling_marian import MarianSinusoidalPositionalEmbedding
 
-    from macaron.fairseq import fairseq_sinusoids
-    from macaron.marian import sinusoids
+    from macaron.formats.fairseq import fairseq_sinusoids
+    from macaron.formats.marian import sinusoids
 
     for n, d in ((40, 32), (9, 7)):
         assert torch.equal(sinusoids(n, d), MarianSinusoidalPositionalEmbedding(n, d).create_weight())
@@ -365,7 +365,7 @@ def test_a_hub_name_opens_from_the_local_cache(tmp_path, marian, monkeypatch):
     shutil.copytree(folder, repo / "snapshots" / sha)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    from macaron import sources
+    from macaron.sources import locate as sources
 
     assert sources.locate("Helsinki-NLP/opus-mt-de-en") == repo / "snapshots" / sha
     assert "Helsinki-NLP/opus-mt-de-en" in sources.cached()

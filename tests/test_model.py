@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import macaron
 from macaron import CheckpointError, InputError, ModelConfig, build
-from macaron.checkpoint import read_config
 from macaron.config import ATTENTIONS, POSITIONS
+from macaron.formats.folder import read_config
 from macaron.schemes import CONVECTION, DIFFUSION, FULL, SCHEMES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,8 +112,8 @@ def test_batch_with_padding_matches_single(attention):
 def test_matmul_attention_trains_as_sdpa_does(dtype, tol, monkeypatch):
     """The trainer's 'matmul' kernel (matmul, softmax, matmul) against PyTorch's fused SDPA kernel, in training mode,
     with padding: the same loss and the same gradient of every weight (bf16: to its rounding)."""
-    from macaron import operators
-    from macaron.operators import use_attention
+    from macaron.network import operators
+    from macaron.network.operators import use_attention
 
     calls = []
     sdpa = operators.F.scaled_dot_product_attention
@@ -534,8 +534,8 @@ def test_incremental_decoding_gives_the_full_pass_next_words(kw):
     through SDPA's kernel and through the matmul path that returns the weights, the states are the full pass's."""
     import torch.nn.functional as F
 
-    from macaron.operators import KeyValueCache, SourceSystem
-    from macaron.translation import NextWord
+    from macaron.network.operators import KeyValueCache, SourceSystem
+    from macaron.translation.model import NextWord
 
     decoder = tiny(causal=True, lm_head=True, mlm_head=False, dropout=0.0, **kw)
     source = SourceSystem(torch.randn(1, 5, 32), None) if kw.get("cross_attention") else None
@@ -563,7 +563,7 @@ def test_a_synthesizer_decoder_is_read_whole_at_every_step():
     """Synthesized attention has no keys to keep: NextWord runs each prefix whole, and gives the full pass."""
     import torch.nn.functional as F
 
-    from macaron.translation import NextWord
+    from macaron.translation.model import NextWord
 
     decoder = tiny(causal=True, lm_head=True, mlm_head=False, dropout=0.0, attention="dense")
     step = NextWord(decoder, None)

@@ -9,7 +9,7 @@ from torchdiffeq import odeint
 
 import macaron
 from macaron import ModelConfig, build
-from macaron.dynamics import refined
+from macaron.studies.dynamics import refined
 from macaron.train.objective import MaskedLM
 
 
@@ -116,7 +116,7 @@ def test_splitting_orders_on_a_networks_own_fields_are_the_theorems(tokenizer, k
     """Strang's local order 3 needs exact sub-flows and the same G in both halves (Lu et al., Theorem 1);
     untied halves or Euler sub-steps give 2, as Lie–Trotter does. On the sphere (post-LN without gain), with
     the global errors one order lower."""
-    from macaron.orders import global_orders, local_orders
+    from macaron.studies.orders import global_orders, local_orders
 
     torch.manual_seed(0)
     model = build(ModelConfig(d_model=32, n_layers=2, n_heads=4, ffn_total=128, vocab_size=tokenizer.get_vocab_size(),
@@ -143,8 +143,8 @@ def test_measured_orders_are_saved_read_and_drawn_as_measured(tokenizer, tmp_pat
 
     import numpy as np
 
-    from macaron import orders
-    from macaron.checkpoint import CheckpointError
+    from macaron.formats.folder import CheckpointError
+    from macaron.studies import orders
 
     def ode(tied: bool):
         torch.manual_seed(0)
@@ -204,9 +204,9 @@ def test_the_label_says_what_makes_a_model_an_ode():
 def test_the_particles_clock_reads_the_flows_time():
     """A model whose layers are steps h of one flow shows time h·depth (after layer 2 of h = 0.25: t = 0.5);
     a unit-step model keeps the layer clock."""
-    from macaron.analysis import project
     from macaron.plot import particles
     from macaron.plot.particles import frame_title
+    from macaron.studies.analysis import project
 
     for h, shared in ((0.25, True), (1.0, False)):
         model = tiny(step=h, shared=shared, scheme="macaron")

@@ -7,10 +7,11 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from macaron import analysis, plot
+from macaron import plot
 from macaron.plot import style
 from macaron.plot.particles import MOST_LABELLED, plane, plot_widths
 from macaron.schemes import CONVECTION, DIFFUSION, FULL, OPERATOR_NAME, SCHEMES
+from macaron.studies import analysis
 
 OKABE_ITO = {"#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"}
 TOL_WINE = "#882255"  # Paul Tol's muted palette (colour-blind safe), for the one scheme past Okabe–Ito's eight

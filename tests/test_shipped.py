@@ -15,8 +15,8 @@ import torch
 
 import macaron
 from app import explorer_state as state
-from macaron import learning
-from macaron.analysis import MASK_TOKEN
+from macaron.studies import learning
+from macaron.studies.analysis import MASK_TOKEN
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIS = ("transformer-mini", "macaron-mini")
@@ -33,7 +33,7 @@ def top(model, text: str, k: int = 5) -> list[str]:
 
 @pytest.mark.parametrize("name", MINIS)
 def test_each_mini_ships_its_stages_and_meets_its_targets(name):
-    stages = macaron.milestones(name)
+    stages = macaron.sources.milestones(name)
     assert [s.name for s in stages] == ["random start", "plateau", "rise", "final"]
     assert stages[1].context_effect < 0.05 <= stages[2].context_effect  # publish's rule for the plateau
     assert stages[2].context_effect >= stages[3].context_effect / 2     # ... and for the rise
@@ -48,7 +48,7 @@ def test_the_plateau_guesses_the_same_few_words_whatever_the_sentence(name):
     """The app's [MASK] sentences (five): at the plateau their top-5 guesses come from at most 9 tokens, each a
     common word or punctuation (the, of, and, to, a, ",", ".", "##s") or a word of the sentence itself (it reads
     the words around as a bag); the final weights guess differently for each (at least 15 tokens)."""
-    plateau = macaron.load(name, device="cpu", at=macaron.milestones(name)[1].tokens)
+    plateau = macaron.load(name, device="cpu", at=macaron.sources.milestones(name)[1].tokens)
     final = macaron.load(name, device="cpu")
     assert plateau.milestone.name == "plateau" and len(MASKED) >= 5
     guesses = [top(plateau, t) for t in MASKED]
@@ -74,8 +74,9 @@ def test_the_ode_pairs_measured_orders_are_of_its_weights_and_near_the_theorem(n
     """Lesson step 4, the lab's section 3e and the README say the ODE pair's measured orders are close to the
     theorem's: the shipped record must be of the shipped weights (a re-published pair measured again), and
     each local and global slope within 0.2 of the order the theorem gives for that model."""
-    from macaron import lesson, orders
-    from macaron.checkpoint import resolve
+    from macaron import lesson
+    from macaron.sources.shipped import resolve
+    from macaron.studies import orders
 
     assert name in lesson.ODE_PAIR
     record = orders.read(resolve(name), macaron.load(name, device="cpu"))
@@ -91,7 +92,7 @@ def test_the_race_control_ships_opens_in_the_pickers_and_reads_context(monkeypat
     """Issue 47: the control's seed-0 weights (the Macaron's sub-layers in Lie–Trotter order) ship as a model. Its
     layers run F, ½G, ½G; it reads word order (held-out context effect over 2 nats); its facts are the race's seed-0
     run; Particles and Compare (beside macaron-mini, on one layer clock) open it without an exception."""
-    from macaron import zoo
+    from macaron.studies import zoo
     from test_app import fresh
 
     name = "transformer-halves-mini"
@@ -114,7 +115,7 @@ def test_the_readme_race_tables_are_the_stored_race():
     """The README's tables of race runs and paired differences are what `zoo --markdown` reads from the stored cards
     and curves (their figures are recomputed independently in tests/test_zoo.py): a run trained again, added or
     missing cannot leave them stale."""
-    from macaron import zoo
+    from macaron.studies import zoo
 
     assert zoo.markdown(zoo.runs()) in (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -129,7 +130,7 @@ def test_a_shipped_translator_translates_held_out_sentences_as_its_card_says(nam
     the race gives the card's BLEU again."""
     from sacrebleu.metrics import BLEU
 
-    from macaron import zoo
+    from macaron.studies import zoo
 
     folder = ROOT / "pretrained" / name
     facts = json.loads((folder / "training.json").read_text())
@@ -140,7 +141,7 @@ def test_a_shipped_translator_translates_held_out_sentences_as_its_card_says(nam
     assert BLEU().corpus_score(hypotheses, [references]).score == pytest.approx(final["bleu"], abs=0.01)
     assert final["bleu"] >= 40 and final["beam"] == 5 and final["lenpen"] == 1.0
     model = macaron.load(folder, device="cpu")
-    assert macaron.translation.presets(folder)  # the Translate page's presets: the test set's first sentences
+    assert macaron.translation.model.presets(folder)  # the Translate page's presets: the test set's first sentences
     sources = (ROOT / "pretrained" / "race" / "translation" / "test.es").read_text(encoding="utf-8").splitlines()[:60]
     again = [model.tokenizer.target.decode(model.search(s, beam=5).tokens) for s in sources]
     assert again == hypotheses[:60]  # the shipped float16 weights translate as the run's own did
@@ -148,6 +149,6 @@ def test_a_shipped_translator_translates_held_out_sentences_as_its_card_says(nam
 
 
 def test_the_readme_translation_table_is_the_stored_race():
-    from macaron import zoo
+    from macaron.studies import zoo
 
     assert zoo.translation_markdown(zoo.runs(task="translation")) in (ROOT / "README.md").read_text(encoding="utf-8")

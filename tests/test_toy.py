@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.linalg import expm
 
-from macaron import schemes, toy
+from macaron import schemes
+from macaron.lab import toy
 from macaron.schemes import CONVECTION, DIFFUSION, FULL, LIE_TROTTER, STRANG, Sub
 
 SLOPE_TOL = 0.25

@@ -20,7 +20,7 @@ import pytest
 import torch
 
 import macaron
-from macaron.model import build
+from macaron.network.model import build
 from macaron.train import data as D
 from macaron.train import pretrain
 from macaron.train.objective import Schedule
@@ -875,7 +875,7 @@ def test_a_run_resumed_on_another_cpu_records_each_precision(tiny, tmp_path, mon
 def test_on_an_amx_cpu_bf16_trains_with_matmul_attention_and_says_so(tiny, tmp_path, monkeypatch, capsys):
     """The CPU kind picks the attention kernel; the log and the card name it, and a run resumed on another kind
     records the change from the step it happened."""
-    from macaron import operators
+    from macaron.network import operators
     from macaron.train import precision as P
 
     trained = []  # SDPA calls with gradients flowing: none where the trainer took matmul attention
@@ -1091,7 +1091,7 @@ def test_plateau_and_rise_are_chosen_by_the_rule(tmp_path):
 
 
 def test_milestones_list_and_load_every_stage(tiny, tmp_path, monkeypatch):
-    from macaron.milestones import param_checksum
+    from macaron.sources.milestones import param_checksum
     from macaron.train import publish
 
     code, run_dir, out = run(tiny, tmp_path, "--steps", "12", "--eval-every", "4", "--keep-every", "4", "--lr", "3e-3")
@@ -1100,7 +1100,7 @@ def test_milestones_list_and_load_every_stage(tiny, tmp_path, monkeypatch):
     shipped = tmp_path / "shipped"
     publish.publish(run_dir.parent, shipped, with_milestones=True)
     folder = shipped / "tiny"
-    stages = macaron.milestones(folder)
+    stages = macaron.sources.milestones(folder)
     assert [s.name for s in stages] == ["random start", "plateau", "rise", "final"]
     assert [s.step for s in stages] == [0, 4, 8, 12] and stages[0].tokens == 0
     evals = {e["step"]: e for e in rows(run_dir / "metrics.jsonl", "eval")}
@@ -1128,7 +1128,7 @@ def test_milestones_list_and_load_every_stage(tiny, tmp_path, monkeypatch):
         macaron.load(folder, device="cpu", at=0)
     # a folder of one's own, without training facts, lists only itself
     (folder / "training.json").unlink()
-    assert [(s.name, s.folder) for s in macaron.milestones(folder)] == [("tiny", folder)]
+    assert [(s.name, s.folder) for s in macaron.sources.milestones(folder)] == [("tiny", folder)]
 
 
 def _unit_standardised(x: np.ndarray) -> np.ndarray:
@@ -1139,7 +1139,7 @@ def _unit_standardised(x: np.ndarray) -> np.ndarray:
 def test_learning_measures_one_sentence_at_every_stage(tiny, tmp_path, monkeypatch):
     """learning.stages against the model's weights read directly: the embedding state computed in NumPy,
     the last state from a hook on the last layer, the [MASK] guesses from the model's own MLM logits."""
-    from macaron import learning
+    from macaron.studies import learning
     from macaron.train import publish
 
     code, run_dir, _ = run(tiny, tmp_path, "--steps", "8", "--eval-every", "4", "--keep-every", "4", "--lr", "3e-3")
@@ -1241,7 +1241,7 @@ def test_a_model_whose_depth_is_time_trains_and_its_card_says_so(tiny, tmp_path)
     code, _, plain = run(tiny, tmp_path, "--steps", "2", "--eval-every", "2", "--device", "cpu", name="plain")
     assert code == 0 and "Depth as time" not in (plain / "README.md").read_text()
     assert "Splitting orders" not in card  # none measured yet
-    from macaron import orders
+    from macaron.studies import orders
     from macaron.train import card as cards
 
     record = orders.measure(model, ["the cat sat ."], ["the cat sat ."])  # what --save writes, then the card

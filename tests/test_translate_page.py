@@ -17,10 +17,11 @@ import pytest
 
 import macaron
 from conftest import make_tiny_models, make_tiny_translation
-from macaron import analysis, plot
+from macaron import plot
 from macaron.plot.style import display_token, esc, short_token
 from macaron.schemes import CONVECTION, CROSS, DIFFUSION
-from macaron.translation import EXAMPLES, joint
+from macaron.studies import analysis
+from macaron.translation.model import EXAMPLES, joint
 from test_marian import GERMAN, with_specials_only, write_marian
 
 APP = Path(__file__).resolve().parent.parent / "app" / "main.py"
@@ -399,8 +400,8 @@ def _shipped_app(monkeypatch, **params):
 
 
 def test_the_shipped_macaron_translator_opens_the_page_on_a_translation(monkeypatch):
-    from macaron.checkpoint import PRETRAINED
-    from macaron.translation import presets, test_scores
+    from macaron.sources.shipped import PRETRAINED
+    from macaron.translation.model import presets, test_scores
 
     at = _shipped_app(monkeypatch)
     assert at.selectbox(key="t_model").value == "macaron-es-en"

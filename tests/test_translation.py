@@ -26,9 +26,9 @@ import torch.nn.functional as F
 import macaron
 from macaron import CheckpointError, InputError
 from macaron.config import ModelConfig
-from macaron.fairseq import TRANSLATION, import_fairseq
-from macaron.model import Model
-from macaron.operators import SourceSystem
+from macaron.formats.fairseq import TRANSLATION, import_fairseq
+from macaron.network.model import Model
+from macaron.network.operators import SourceSystem
 from macaron.schemes import CONVECTION, CROSS, DIFFUSION, SCHEMES, Sub, with_cross
 
 D, LAYERS, HEADS, FFN, MAX_POS = 32, 2, 4, 48, 40

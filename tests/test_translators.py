@@ -18,8 +18,8 @@ from macaron.train import tatoeba
 from macaron.train import translate as tr
 from macaron.train.corpus.clean import CorpusError
 from macaron.train.objective import LabelSmoothedNMT, Schedule
-from macaron.translation import JointReading
-from macaron.translation import build as build_translator
+from macaron.translation.model import JointReading
+from macaron.translation.model import build as build_translator
 
 COLOURS = ["red", "blue", "green", "black", "white", "yellow"]
 COLORES = ["rojo", "azul", "verde", "negro", "blanco", "amarillo"]
@@ -182,8 +182,8 @@ def test_a_run_refuses_a_folder_that_is_not_the_data(tmp_path, capsys):
 
 
 def test_a_published_race_is_read_by_zoo_with_paired_bootstraps(folder, straight, tmp_path, capsys):
-    from macaron import zoo
     from macaron.__main__ import main as cli
+    from macaron.studies import zoo
     from macaron.train.publish import main as publish
 
     race, shipped = tmp_path / "race" / "translation", tmp_path / "pretrained"

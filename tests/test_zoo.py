@@ -141,8 +141,9 @@ def test_race_figures_draw_each_scheme_as_a_seed_band_and_each_difference_agains
     mean line, in the scheme's lab colour; the differences' axis holds 0 and every interval."""
     import plotly.graph_objects as go
 
-    from macaron import plot, zoo
+    from macaron import plot
     from macaron.plot import style
+    from macaron.studies import zoo
     from test_plot import decoded
 
     runs = zoo.runs(race[0])
@@ -175,7 +176,7 @@ def test_the_lessons_sentence_says_no_more_than_the_control_interval_over_seeds(
     """finding(): "no difference" exactly when the t-interval of control − Strang (recomputed here) holds 0, which
     way only when it does not, no answer from one seed, none from figures that are not finite, and its figures with
     the minus sign."""
-    from macaron import zoo
+    from macaron.studies import zoo
 
     root, losses, _ = race
     runs = zoo.runs(root)
@@ -242,7 +243,7 @@ def test_two_seeds_at_the_longer_budget_say_what_each_seeds_interval_says(longer
     """Seed 2 of both at 60 M beside seed 0 (+0.05): two seeds make the t-interval wide (recomputed from Student's
     table); where it holds 0 and both seeds' bootstrap intervals lie above 0 the sentence says every seed finds the
     control the better, too few seeds for the interval; where the seeds disagree, no gap over seeds."""
-    from macaron import zoo
+    from macaron.studies import zoo
 
     root, losses, _ = longer
     rng = np.random.default_rng(5)
@@ -270,7 +271,7 @@ def test_two_seeds_at_the_longer_budget_say_what_each_seeds_interval_says(longer
 
 def test_zoo_pairs_runs_only_at_equal_budgets(longer, capsys):
     """A 60 M pair is its own difference (one seed); the 20 M differences are those of the 20 M runs alone."""
-    from macaron import zoo
+    from macaron.studies import zoo
 
     root, losses, _ = longer
     assert main(["zoo", "--json", "--root", str(root)]) == 0
@@ -324,8 +325,9 @@ def test_race_gap_figure_draws_each_path_and_marks_each_exit_on_it(longer):
     path at the exit's tokens, in each scheme's colour."""
     import plotly.graph_objects as go
 
-    from macaron import plot, zoo
+    from macaron import plot
     from macaron.plot import style
+    from macaron.studies import zoo
     from test_plot import decoded
 
     root, _, curves = longer
@@ -353,7 +355,7 @@ def test_the_lessons_longer_sentence_says_no_more_than_one_seed_and_the_seed_spr
     """lasting(): the longest budget's Transformer − control beside the same seed's at 20 M, read against its
     bootstrap interval (recomputed here from the per-sequence losses) and the 20 M seed spread: "no gap is left" when
     the interval holds 0, "cannot say" when the gap is within the spread, "more than a later start" beyond it."""
-    from macaron import zoo
+    from macaron.studies import zoo
 
     root, losses, _ = longer
     runs = zoo.runs(root)

@@ -5,7 +5,8 @@ import streamlit as st
 
 import explorer_cache as cache
 import explorer_state as state
-from macaron import analysis, plot
+from macaron import plot
+from macaron.studies import analysis
 
 MODES = {"models": "Two models · one sentence", "sentences": "One model · two sentences"}
 VIEWS = {"side": "Side by side", "overlay": "Overlaid after Procrustes"}

@@ -9,8 +9,9 @@ import streamlit as st
 import dynamics_cache as dcache
 import explorer_cache as cache
 import explorer_state as state
-from macaron import dynamics, sentences
+from macaron import sentences
 from macaron.plot import dynamics as P
+from macaron.studies import dynamics
 
 VIEWS = {"set": "The whole sentence set", "one": "One sentence"}
 EXPERIMENT_SIZES = (16, 32, 64, 128, 0)  # 0: every sentence of the set

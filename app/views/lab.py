@@ -10,11 +10,13 @@ import streamlit as st
 import explorer_cache as cache
 import explorer_state as state
 import lab_cache
-from macaron import bridge, orders, plot, toy, zoo
-from macaron.checkpoint import CheckpointError
+from macaron import plot
+from macaron.formats.folder import CheckpointError
+from macaron.lab import toy
 from macaron.plot.lab import model_colors, slope_text
 from macaron.plot.style import SchemeStyle, scheme_name, scheme_style
 from macaron.schemes import SCHEMES
+from macaron.studies import bridge, orders, zoo
 
 SYSTEMS = {
     "linear": "linear (graph diffusion + rotation)",
@@ -473,8 +475,8 @@ def section_trained_orders(picks: tuple) -> None:
              for slot, pick in enumerate(picks) if pick is not None]
     found = _with_orders(named)
     if not found:
-        why = ("They are measured (`python -m macaron.orders FOLDER --save`) where a layer is a step of a flow that "
-               "can be solved: pre-LN, or post-LN without gain or bias, as the ODE pair (transformer-ode, "
+        why = ("They are measured (`python -m macaron.studies.orders FOLDER --save`) where a layer is a step of a flow "
+               "that can be solved: pre-LN, or post-LN without gain or bias, as the ODE pair (transformer-ode, "
                "macaron-ode); a LayerNorm gain and bias, as in the other shipped models, move the state by an amount "
                "that does not shrink with the step (3a).")
         picked = {path for _, path in named}

@@ -5,10 +5,11 @@ import streamlit as st
 
 import explorer_cache as cache
 import explorer_state as state
-from macaron import analysis, plot
+from macaron import plot
 from macaron.plot import slides
 from macaron.plot.style import CONVECTION_COLOR, DIFFUSION_COLOR
 from macaron.schemes import SCHEMES
+from macaron.studies import analysis
 
 VIEWS = state.STATE_VIEWS
 

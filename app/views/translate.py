@@ -7,8 +7,9 @@ import streamlit as st
 
 import explorer_cache as cache
 import explorer_state as state
-from macaron import plot, translation
+from macaron import plot
 from macaron.plot.style import CONVECTION_COLOR, CROSS_COLOR, DIFFUSION_COLOR, SYSTEM_LOOK
+from macaron.translation import model as translation
 
 state.header("Translate: two particle systems",
              "A translation model moves **two** sets of particles: the encoder the source sentence's, then the "

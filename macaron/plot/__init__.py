@@ -1,4 +1,4 @@
-"""Every figure the explorer shows, as pure functions: trajectories, macaron.analysis and macaron.toy
+"""Every figure the explorer shows, as pure functions: trajectories, macaron.studies.analysis and macaron.lab.toy
 results in, Plotly figures out (call .show() in a notebook, or to_html for a file that opens offline).
 
     proj = analysis.project(traj)
@@ -9,14 +9,7 @@ One style for all of them lives in macaron.plot.style.
 from .compare import cka, compare, lines_over_depth, overlay
 from .lab import convergence, kappa_curves, layer_bars, model_colors, ratio_histogram, slope_rows, toy_particles
 from .learning import learning
-from .particles import (
-    attribution_html,
-    displacement,
-    displacement_heatmap,
-    logit_lens,
-    mixing_heatmap,
-    particles,
-)
+from .particles import attribution_html, displacement, displacement_heatmap, logit_lens, mixing_heatmap, particles
 from .race import curves as race_curves
 from .race import differences as race_differences
 from .race import gaps as race_gaps

@@ -7,7 +7,7 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..analysis import Procrustes, Projection, state_at, time_grid
+from ..studies.analysis import Procrustes, Projection, state_at, time_grid
 from ..trajectory import Trajectory
 from .particles import (
     clock,

@@ -1,4 +1,4 @@
-"""Figures of the particle-system measures (macaron.dynamics): curves over depth with their spread
+"""Figures of the particle-system measures (macaron.studies.dynamics): curves over depth with their spread
 over a sentence set, cosine histograms over depth, attention per diffusion sub-step, leaders by
 role, and the ODE experiments. Pure builders: SetMeasures and ExperimentResults in, Plotly figures
 out; `to_png` draws any of them with matplotlib (a PNG without a browser).
@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..dynamics import ROLES, ExperimentResult, SetMeasures, Spread
+from ..studies.dynamics import ROLES, ExperimentResult, SetMeasures, Spread
 from .lab import model_colors
 from .style import MODEL_LOOK, base_layout, esc, figure
 

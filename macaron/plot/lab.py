@@ -1,4 +1,4 @@
-"""Figures of the splitting lab: toy-ODE results (macaron.toy) and layer measures (macaron.bridge) in,
+"""Figures of the splitting lab: toy-ODE results (macaron.lab.toy) and layer measures (macaron.studies.bridge) in,
 Plotly figures out.
 
 One colour, one marker and one dash per scheme, the same in every figure (style.SCHEME_STYLE);
@@ -11,8 +11,8 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from ..lab.toy import EXPECTED_ORDER, ROUNDOFF, ConvergenceStudy, ParticlePaths, distance, is_roundoff
 from ..schemes import ALIASES, SCHEMES, Scheme
-from ..toy import EXPECTED_ORDER, ROUNDOFF, ConvergenceStudy, ParticlePaths, distance, is_roundoff
 from .style import (
     EXACT_COLOR,
     FONT,
@@ -319,8 +319,9 @@ def _measured(slope: float, errors, expected: int | None, interval=None) -> str:
 
 def slope_rows(study: ConvergenceStudy, schemes: Sequence[str] | None = None,
                solvers: Sequence[str] = ("exact", "euler"), record: dict | None = None) -> list[dict]:
-    """One row per scheme × sub-flow solver: measured and expected orders (for a table). `record` (macaron.orders'
-    measured orders of a trained model) gives the intervals of the slopes and the model's own expected orders."""
+    """One row per scheme × sub-flow solver: measured and expected orders (for a table). `record`
+    (macaron.studies.orders' measured orders of a trained model) gives the intervals of the slopes and the model's own
+    expected orders."""
     ci = lambda part, s, solver: record[f"{part}_slope"][s][solver][1:] if record else None  # noqa: E731
     rows = []
     for solver in solvers:

@@ -1,4 +1,4 @@
-"""Learning, watched: a sentence's measures at the stages of a model's training (macaron.learning),
+"""Learning, watched: a sentence's measures at the stages of a model's training (macaron.studies.learning),
 against training tokens, under the held-out curve of the same run."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..learning import Stage
+from ..studies.learning import Stage
 from .style import GUIDE_COLOR, PARTICLE_COLOR, base_layout, esc, figure, subplots_layout
 
 CURVE_COLOR = "#555555"

@@ -21,13 +21,16 @@ from pathlib import Path
 
 import plotly.io as pio
 
-from .. import analysis, lesson, orders, toy
-from ..checkpoint import NO_TOKENIZER, CheckpointError, available, default_pair, resolve
-from ..loading import load
-from ..milestones import Milestone, milestones
-from ..reading import InputError
+from .. import lesson
+from ..formats.folder import NO_TOKENIZER, CheckpointError
+from ..lab import toy
+from ..network.reading import InputError
 from ..schemes import SCHEMES
-from ..sources import locate
+from ..sources.loading import load
+from ..sources.locate import locate
+from ..sources.milestones import Milestone, milestones
+from ..sources.shipped import available, default_pair, resolve
+from ..studies import analysis, orders
 from .compare import compare
 from .lab import convergence, toy_particles
 from .particles import logit_lens, particles
@@ -227,7 +230,7 @@ def lab_panel(step: lesson.LessonStep, div_id: str) -> Panel:
 
 def trained_orders_html(step: lesson.LessonStep, div_id: str) -> str:
     """Step 4's claim on a trained network: the Macaron of the ODE pair (the step's `b`), its measured
-    orders with exact and with Euler sub-flows (macaron.orders' record, as the lab's section 3e draws it)."""
+    orders with exact and with Euler sub-flows (macaron.studies.orders' record, as the lab's section 3e draws it)."""
     name = step.view.get("b", "")
     try:
         folder = resolve(name)
@@ -236,8 +239,8 @@ def trained_orders_html(step: lesson.LessonStep, div_id: str) -> str:
         record = None
     if record is None:
         return (f"<p class='caption'>The orders measured on {html.escape(name)} are not in this installation (or "
-                f"not of its weights): <code>python -m macaron.orders {html.escape(name)} --save</code> measures "
-                f"them.</p>")
+                f"not of its weights): <code>python -m macaron.studies.orders {html.escape(name)} --save</code> "
+                f"measures them.</p>")
     study, charts, said = orders.as_study(record), [], []
     for solver, words in (("exact", "each sub-flow solved exactly (the theorem's setting)"),
                           ("euler", "one Euler move per sub-step (what the network computes)")):

@@ -1,5 +1,5 @@
 """Figures of one trajectory: the particles animation (with who pulls whom, on one clock), the
-rhythm of a layer, the logit lens and attribution. Trajectories and macaron.analysis results in,
+rhythm of a layer, the logit lens and attribution. Trajectories and macaron.studies.analysis results in,
 Plotly figures out.
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import NamedTuple, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..analysis import Projection, displacement_norms, kept_states
 from ..schemes import CONVECTION, CROSS, DIFFUSION, FULL, SUBSTEP_KINDS
+from ..studies.analysis import Projection, displacement_norms, kept_states
 from ..trajectory import Trajectory
 from .style import (
     KIND_COLOR,

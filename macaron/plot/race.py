@@ -1,13 +1,13 @@
-"""Figures of the race (macaron.zoo): held-out loss against tokens as a band over seeds per scheme, the paired
+"""Figures of the race (macaron.studies.zoo): held-out loss against tokens as a band over seeds per scheme, the paired
 differences with their intervals, and one gap along training. Runs and differences in, Plotly figures out; each
 scheme in its lab colour."""
 from __future__ import annotations
 
 import numpy as np
 
-from .. import zoo
 from ..schemes import get_scheme
-from ..zoo import RaceRun
+from ..studies import zoo
+from ..studies.zoo import RaceRun
 from .style import GUIDE_COLOR, base_layout, figure, padded_range, scheme_style, subplots_layout
 
 

@@ -12,8 +12,8 @@ import io
 
 import numpy as np
 
-from ..analysis import Projection
 from ..schemes import KINDS
+from ..studies.analysis import Projection
 from ..trajectory import Trajectory
 from .particles import _edges, clock, kinds_of, mixing_state, plane
 from .style import (

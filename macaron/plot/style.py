@@ -22,8 +22,8 @@ from typing import NamedTuple, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..analysis import MASK_TOKEN, SPECIAL_TOKENS
 from ..schemes import ALIASES, CONVECTION, CROSS, DIFFUSION, FULL, OPERATOR_NAME, SCHEMES, get_scheme
+from ..studies.analysis import MASK_TOKEN, SPECIAL_TOKENS
 
 FONT = dict(family="Inter, Source Sans Pro, Helvetica, Arial, sans-serif", size=14, color="#222")
 PLAY_MS = 650  # one frame of an animation: time to read the title before the next sub-step

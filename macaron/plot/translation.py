@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..analysis import MoveShares
+from ..studies.analysis import MoveShares
 from .style import KIND_COLOR, KIND_NAME, base_layout, esc, figure, text_on
 
 

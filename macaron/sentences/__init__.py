@@ -1,4 +1,4 @@
-"""Shipped sentence sets for measuring models over many sentences (macaron.dynamics).
+"""Shipped sentence sets for measuring models over many sentences (macaron.studies.dynamics).
 
 Written for this project, one sentence a line: `everyday` (160 sentences of daily life) and
 `technical` (158 from computing, science and engineering). The models lowercase their input.

@@ -10,8 +10,8 @@ import platform
 import sys
 from pathlib import Path
 
-from ..checkpoint import FACTS, read_json, read_metrics
-from ..operators import ATTENTION
+from ..formats.folder import FACTS, read_json, read_metrics
+from ..network.operators import ATTENTION
 from ..schemes import get_scheme
 from .precision import cpu_kind
 
@@ -164,7 +164,7 @@ def precision_words(info: dict) -> str:
 
 
 def orders_section(record: dict | None) -> str:
-    """The splitting orders measured on the model's own fields (macaron.orders' record), if any."""
+    """The splitting orders measured on the model's own fields (macaron.studies.orders' record), if any."""
     if record is None:
         return ""
     rows = []
@@ -183,7 +183,7 @@ its layer is consistent with (torchdiffeq, float64; with norms without gain, the
 from {record['states']} states entering a layer ({record['sentences']} shipped sentences) at steps h, h/2, h/4,
 h/8, and at T = {record['horizon']:g} over {record['global_sentences']} sentences: slopes of log error (‖error‖/‖x‖,
 mean over tokens) against log step, in square brackets a 95 % bootstrap interval over the sentences, in
-parentheses the theorem's order (`python -m macaron.orders --save`, measured {record['measured']} on these
+parentheses the theorem's order (`python -m macaron.studies.orders --save`, measured {record['measured']} on these
 weights).
 
 | scheme | sub-flows | local slope | global slope | local error at h |
@@ -198,7 +198,7 @@ def at_once_words(models: int, threads: int) -> str:
 
 def render(info: dict, orders: dict | None = None) -> str:
     """Markdown model card from the run's facts (see output.Output.facts for the keys) and, where measured,
-    its splitting orders (macaron.orders' record)."""
+    its splitting orders (macaron.studies.orders' record)."""
     c, final = info["config"], info["final"]
     minutes = info["wall_seconds"] / 60
     params = "\n".join(f"| `{k}` | `{v}` |" for k, v in c.items())
@@ -305,9 +305,9 @@ def write(folder: Path, info: dict) -> None:
 
 def _orders(folder: Path) -> dict | None:
     """The folder's measured orders if they are of its weights (a stale or damaged record is left out)."""
-    from .. import orders
-    from ..checkpoint import CheckpointError
-    from ..loading import load
+    from ..formats.folder import CheckpointError
+    from ..sources.loading import load
+    from ..studies import orders  # and the claim measured on the trained ODE pair's Macaron (lab section 3e)
 
     try:
         return orders.read(folder, load(folder, device="cpu")) if (folder / orders.FILE).exists() else None

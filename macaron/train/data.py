@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from tokenizers import Tokenizer
 
-from ..checkpoint import open_tokenizer, read_json
+from ..formats.folder import open_tokenizer, read_json
 from .corpus import CorpusError, corpus_files
 
 IGNORE = -100          # label of positions that carry no loss

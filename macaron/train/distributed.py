@@ -5,7 +5,7 @@ import os
 
 import torch
 
-from ..milestones import param_checksum
+from ..sources.milestones import param_checksum
 from .resume import TrainError
 
 

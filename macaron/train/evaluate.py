@@ -160,8 +160,9 @@ def as_scores(result: dict) -> Scores:
 
 
 def main(argv=None) -> int:
-    from ..checkpoint import CheckpointError, resolve
-    from ..loading import load
+    from ..formats.folder import CheckpointError
+    from ..sources.loading import load
+    from ..sources.shipped import resolve
     from . import card as cardlib
     from .data import DataError, Packed, held_out_batches, specials
     from .pack import open_data

@@ -42,7 +42,7 @@ class MaskedLM(nn.Module):
 
 
 class LabelSmoothedNMT(nn.Module):
-    """An encoder–decoder (macaron.translation.EncoderDecoder) + label-smoothed cross-entropy on the next target
+    """An encoder–decoder (macaron.translation.model.EncoderDecoder) + label-smoothed cross-entropy on the next target
     word, as the paper's translation runs (fairseq's label_smoothed_cross_entropy, ε = 0.1; here PyTorch's
     label_smoothing, which spreads ε over the whole vocabulary: Szegedy et al. 2016). The source's padding is masked
     from both attentions; the target needs none (causal attention, padding after every real word, ignored by the

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer
 
-from ..checkpoint import read_json
+from ..formats.folder import read_json
 from .data import DataError, Split, load_tokenizer, pretokenize, read_stats, tokenizer_hash
 
 ARRAYS = ("ids", "sent", "doc")

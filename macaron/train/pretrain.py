@@ -58,9 +58,9 @@ import torch
 from torch import nn
 
 from ..config import ModelConfig
-from ..milestones import param_checksum
-from ..model import build
-from ..operators import ATTENTION, use_attention
+from ..network.model import build
+from ..network.operators import ATTENTION, use_attention
+from ..sources.milestones import param_checksum
 from . import budget, precision, resume
 from . import card as cardlib
 from . import evaluate as ev

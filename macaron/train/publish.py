@@ -17,7 +17,7 @@ and a later session can warm-start from what was committed (`pretrain --warm-sta
 before anything is written. `--with-milestones` also ships two
 stages of learning inside it, `milestones/plateau` (the last evaluation whose context effect is below
 0.05 nats) and `milestones/rise` (the first with at least half the published context effect), for
-`macaron.milestones` and `macaron.load(name, at=tokens)`.
+`macaron.sources.milestones` and `macaron.load(name, at=tokens)`.
 """
 from __future__ import annotations
 
@@ -26,9 +26,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..checkpoint import FACTS, in_training, read_json, read_metrics
-from ..milestones import milestones as milestones_of
-from ..milestones import stages
+from ..formats.folder import FACTS, read_json, read_metrics
+from ..sources.milestones import milestones as milestones_of
+from ..sources.milestones import stages
+from ..sources.shipped import in_training
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +41,7 @@ def milestones(run_dir: Path, name: str) -> list[Path]:
 
 def stages_of_learning(milestone: Path) -> dict[str, int]:
     """{'plateau': step, 'rise': step} from the evaluations up to a milestone and its own final context effect
-    (macaron.milestones.stages)."""
+    (macaron.sources.milestones.stages)."""
     evals = [r for r in read_metrics(milestone / "metrics.jsonl") if r.get("type") == "eval" and "context_effect" in r]
     return stages(evals, read_json(milestone / FACTS)["final"]["context_effect"])
 
@@ -124,9 +125,9 @@ def presets(test_source: Path, n: int = PRESETS) -> list[str]:
 def publish_race(models: Path, out: Path, ship: tuple[str, ...] = (), shipped: Path = ROOT / "pretrained", *,
                  replace: bool = False, unfinished: bool = False, test_source: Path | None = None) -> list[Path]:
     """A race run's finished models (`pretrain --out`): each one's curve and facts (a translator's test translations
-    too) to out/<name> (no weights: macaron.zoo reads these), and the models named in `ship` whole to shipped/<name>,
-    as the explorer's models, with `presets.txt` from `test_source` for a translator. Checked first: models before
-    their budget (unless `unfinished`), and folders that exist (unless `replace`: a race model shipped as
+    too) to out/<name> (no weights: macaron.studies.zoo reads these), and the models named in `ship` whole to
+    shipped/<name>, as the explorer's models, with `presets.txt` from `test_source` for a translator. Checked first:
+    models before their budget (unless `unfinished`), and folders that exist (unless `replace`: a race model shipped as
     macaron-mini would replace the shipped 40 M-token one)."""
     folders = sorted(p.parent for p in Path(models).glob(f"*/{FACTS}"))
     if not folders:

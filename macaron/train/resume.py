@@ -18,8 +18,8 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from ..checkpoint import FACTS, read_json
 from ..config import ModelConfig
+from ..formats.folder import FACTS, read_json
 from .card import penalties, precisions
 
 CHECKPOINT = "checkpoint"
@@ -165,8 +165,8 @@ def warm_start(root: Path, members, run: dict) -> dict:
     return where that run stood: {"step", "tokens", "elapsed", "warm_starts", "phases", "first_phase", "precisions",
     "penalties"}.
     Optimizers start afresh."""
-    from ..checkpoint import CheckpointError
-    from ..loading import load as load_model
+    from ..formats.folder import CheckpointError
+    from ..sources.loading import load as load_model
 
     facts = {}
     for m in members:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
-from ..checkpoint import open_tokenizer
+from ..formats.folder import open_tokenizer
 from .corpus import CorpusError, check_shard, corpus_files
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]   # ids 0..4, in this order

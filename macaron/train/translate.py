@@ -30,8 +30,8 @@ import torch.nn.functional as F
 from tokenizers import Tokenizer
 
 from ..config import ModelConfig
-from ..translation import JointReading, TranslationConfig
-from ..translation import build as build_translator
+from ..translation.model import JointReading, TranslationConfig
+from ..translation.model import build as build_translator
 from . import tatoeba, translator_card
 from .data import IGNORE, DataError, Order
 from .objective import LabelSmoothedNMT
@@ -159,7 +159,7 @@ def open_corpus(folder: Path) -> tuple[Corpus, Bitext, Bitext]:
     """(the corpus, dev, test) of a folder that macaron.train.tatoeba wrote."""
     import hashlib
 
-    from ..checkpoint import read_json
+    from ..formats.folder import read_json
 
     stats = read_json(folder / "stats.json", DataError)
     try:
@@ -246,7 +246,7 @@ def translate_split(model, folder: Path, split: str = "test", beam: int = BEAM, 
     chrF, with their signatures) against the split's English as the file has it; the translations kept."""
     from sacrebleu.metrics import CHRF
 
-    from ..bleu import standard_bleu, translate_all
+    from ..translation.bleu import standard_bleu, translate_all
 
     sources = lines(folder, split, tatoeba.SOURCE)[:limit]
     references = lines(folder, split, tatoeba.TARGET)[:limit]
@@ -271,7 +271,7 @@ def dev_batches(dev: Bitext, max_tokens: int) -> list:
 def score_folder(folder: Path, data: Path, max_tokens: int = 6144) -> dict:
     """A translator's scores on the weights as its folder stores them (float16 where saved so): dev loss, and the
     test set translated again and scored; test.hyp.en, training.json's final scores and the card rewritten."""
-    from ..loading import load
+    from ..sources.loading import load
 
     model = load(folder, device="cpu")
     scores = translate_split(model, data)
@@ -316,7 +316,7 @@ class TranslatorOutput(Output):
 
     def model(self, m):
         """The checkpoint of the lowest dev loss as the model's folder, then scored on dev and test as stored."""
-        from ..loading import load
+        from ..sources.loading import load
 
         run, best = self.run, self.run.best[m.name]
         final = m.snapshot()  # a copy: load_state_dict writes into the very tensors state_dict() hands out
@@ -403,7 +403,7 @@ def rescore(argv: list[str]) -> int:
     """python -m macaron.train.translate rescore FOLDER... [--data DIR]: each translator scored again as stored."""
     import argparse
 
-    from ..checkpoint import CheckpointError
+    from ..formats.folder import CheckpointError
 
     p = argparse.ArgumentParser(prog="python -m macaron.train.translate rescore", description=rescore.__doc__)
     p.add_argument("folders", nargs="+", type=Path)

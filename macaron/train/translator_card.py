@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..checkpoint import FACTS
+from ..formats.folder import FACTS
 from ..schemes import get_scheme
 from .card import CURVE, curve_figure, precision_words, read_facts
 

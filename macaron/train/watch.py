@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..checkpoint import read_metrics
+from ..formats.folder import read_metrics
 
 
 def read_rows(metrics: Path) -> tuple[dict | None, list[dict]]:

@@ -8,7 +8,7 @@ into a model folder of ours.
 A checkpoint is a pickle, read here as data only: torch's weights-only unpickler, allowing the types a fairseq 0.6
 checkpoint holds besides tensors and containers (SAFE: its args, an argparse.Namespace, and the training meters
 of extra_state, read as plain records) and nothing else. A file that names anything more is refused, and nothing
-in it runs. The folder written holds safetensors and JSON (macaron.checkpoint).
+in it runs. The folder written holds safetensors and JSON (macaron.formats.folder).
 
 What the release computes (bert/fairseq/models/transformer.py: TransformerBertModel, TransformerEncoder and its
 layers, the architectures in MAPPED) and where it goes in our one network:
@@ -28,7 +28,7 @@ The next-sentence classifier, the optimizer's state and the meters are left out;
 
 What the translation release computes (translation/fairseq/models/transformer.py: TransformerModel, TransformerEncoder,
 TransformerDecoder and their layers, every architecture registered for 'transformer', TRANSLATION) goes into an
-encoder–decoder of ours (macaron.translation), two of our networks:
+encoder–decoder of ours (macaron.translation.model), two of our networks:
 
     x₀ = √d·E[token] + P[pad + 1 + i]           as above, in each system (the decoder reads [</s>] + the target)
     LayerNorms with gain and bias, eps 1e-5; _v2 and t2t: pre-LN, a final LayerNorm in each system; the others
@@ -55,9 +55,10 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from .checkpoint import CheckpointError, require_finite
-from .config import ModelConfig
-from .model import Model
+from ..config import ModelConfig
+from ..network.model import Model
+from ..translation.model import EncoderDecoder, TranslationConfig
+from .folder import CheckpointError, require_finite
 from .moses_bpe import (
     CLS,
     DICTIONARY_SPECIALS,
@@ -72,7 +73,6 @@ from .moses_bpe import (
     read_dictionary,
     wmt14,
 )
-from .translation import EncoderDecoder, TranslationConfig
 
 SOURCE = "converted.json"  # an imported folder's record of what it came from and what was converted
 
@@ -488,7 +488,7 @@ def import_fairseq(checkpoint, dictionary=None, bpe_codes=None, out=None, name: 
     """Read a fairseq 0.6 checkpoint of a mapped architecture (MAPPED, TRANSLATION), its dictionary (`dictionary`;
     a translation model's may be two, `source_dict` and `target_dict`) and (if given) its BPE codes, check them and
     write a model folder of ours at `out`: safetensors, config.json, tokenizer.json (the paper's reading,
-    macaron.moses_bpe), README.md (the card) and converted.json. Every check runs before anything is written."""
+    macaron.formats.moses_bpe), README.md (the card) and converted.json. Every check runs before anything is written."""
     checkpoint, out = Path(checkpoint), Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir()) and not (out / SOURCE).is_file()):
         raise CheckpointError(f"{out}: exists and is not a folder this import wrote; give a new folder")

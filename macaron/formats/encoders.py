@@ -1,5 +1,5 @@
 """Bring your own model: a local Hugging Face encoder folder as a post-LN Lie–Trotter encoder (decoders: their
-families are in macaron.decoders, in the same registry: family_of).
+families are in macaron.formats.decoders, in the same registry: family_of).
 
 A BERT layer is exactly our `transformer` scheme with post-LN: x ← LN(x + Attn(x)), then
 x ← LN(x + FFN(x)); so are the layers of RoBERTa, DistilBERT, ALBERT and ELECTRA. What differs is
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import torch
 
-from .checkpoint import CheckpointError, folder_name, read_weights
-from .config import ModelConfig
+from ..config import ModelConfig
 from .decoders import DECODERS, Decoder
+from .folder import CheckpointError, folder_name, read_weights
 
 HF_ACTIVATION = {"gelu": "gelu", "relu": "relu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh"}
 
@@ -50,7 +50,7 @@ class Family:
         return pad_id + 1 if self.offset else 0
 
     def load(self, fields: dict, folder: Path) -> tuple[ModelConfig, dict[str, torch.Tensor]]:
-        """(our config, our state) of a folder of this family (as macaron.decoders.Decoder.load)."""
+        """(our config, our state) of a folder of this family (as macaron.formats.decoders.Decoder.load)."""
         return mapped(self, fields, folder)
 
 
@@ -88,7 +88,7 @@ FAMILIES: dict[str, Family] = {
 DEFAULTS = dict(hidden_act="gelu", activation="gelu", layer_norm_eps=1e-12, pad_token_id=0)
 
 LOADS = ", ".join(f"{f.title} ({t})" for t, f in (FAMILIES | DECODERS).items()) + \
-    ", Marian (marian: a translation model, macaron.marian)"
+    ", Marian (marian: a translation model, macaron.formats.marian)"
 KINDS = {"modernbert": "an encoder of another design (rotary positions, gated FFN, local attention): not mapped",
          "deberta": "an encoder with disentangled relative attention: not mapped",
          "deberta-v2": "an encoder with disentangled relative attention: not mapped"}

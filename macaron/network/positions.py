@@ -13,7 +13,7 @@ import torch
 from torch import nn
 from torchdiffeq import odeint
 
-from .config import ModelConfig
+from ..config import ModelConfig
 
 
 def sinusoids(T: int, d: int, device=None, start: int = 0) -> torch.Tensor:

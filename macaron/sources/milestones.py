@@ -6,7 +6,7 @@ A model folder trained by `macaron.train` holds `training.json` (its facts) and 
 final context effect). The random start is not stored: it is rebuilt from the run's seed and checked
 against the SHA-256 of its weights recorded in `training.json`.
 
-    macaron.milestones("transformer-mini")          # [Milestone('random start', 0 tokens, ...), ...]
+    macaron.sources.milestones("transformer-mini")          # [Milestone('random start', 0 tokens, ...), ...]
     macaron.load("transformer-mini", at=2_000_000)  # the milestone nearest 2 M tokens; .milestone says which
 """
 from __future__ import annotations
@@ -17,17 +17,9 @@ from pathlib import Path
 
 import torch
 
-from .checkpoint import (
-    FACTS,
-    CheckpointError,
-    model_config,
-    read_config,
-    read_facts,
-    read_metrics,
-    read_tokenizer,
-)
-from .model import build
-from .sources import locate
+from ..formats.folder import FACTS, CheckpointError, model_config, read_config, read_facts, read_metrics, read_tokenizer
+from ..network.model import build
+from .locate import locate
 
 RANDOM_START = "random start"
 PLATEAU_NATS = 0.05  # below this context effect a model has not yet started to read word order
@@ -36,7 +28,7 @@ PLATEAU_NATS = 0.05  # below this context effect a model has not yet started to 
 def stages(evals: list[dict], final_effect: float) -> dict[str, int]:
     """{'plateau': step, 'rise': step} on a curve of evaluations (a label is left out when the curve has no such
     evaluation): the rise is the first with at least half the final context effect, the plateau the last with one
-    below PLATEAU_NATS before it. `macaron.train.publish` ships these two; the race (macaron.zoo) reports the
+    below PLATEAU_NATS before it. `macaron.train.publish` ships these two; the race (macaron.studies.zoo) reports the
     plateau's step."""
     rise = next((r["step"] for r in evals if r["context_effect"] >= final_effect / 2), None) \
         if final_effect > PLATEAU_NATS else None

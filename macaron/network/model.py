@@ -1,6 +1,6 @@
 """Networks whose layers are splitting-scheme steps, and that can record every sub-step: encoders (every particle
 moves because of all the others) and decoders (causal: because of those before it; in an encoder–decoder also
-toward the source's particles, macaron.translation).
+toward the source's particles, macaron.translation.model).
 
 Shapes: B sentences, T tokens, d = d_model, H heads, V vocabulary.
 """
@@ -14,12 +14,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .config import ModelConfig
+from ..config import ModelConfig
+from ..schemes import CONVECTION, CROSS, DIFFUSION, FULL, Sub, substep_label, substep_times
+from ..trajectory import Step, Trajectory
 from .operators import ACTIVATION, KeyValueCache, SourceSystem, norm, operator
 from .positions import Floater, sinusoids
 from .reading import InputError, Reader, Row
-from .schemes import CONVECTION, CROSS, DIFFUSION, FULL, Sub, substep_label, substep_times
-from .trajectory import Step, Trajectory
 
 # Padded tokens per traced batch: on a CPU, larger batches leave the caches and run slower than one
 # sentence at a time (benchmarks/bench_dynamics.py); a GPU wants them large.
@@ -55,7 +55,7 @@ class Layer(nn.Module):
 
     A *plan* says which sub-steps run, in which order, for which fraction h, in how many Euler moves
     n: ((k, h, n), ...). The layer's own plan walks its scheme with n = 1; other plans run the same
-    operators as another scheme, or with smaller moves (macaron.dynamics' ODE experiments).
+    operators as another scheme, or with smaller moves (macaron.studies.dynamics' ODE experiments).
     """
 
     def __init__(self, cfg: ModelConfig):
@@ -390,7 +390,7 @@ class Model(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
     def save(self, path, card: str | None = None, dtype: torch.dtype | None = None) -> Path:
-        from .checkpoint import save
+        from ..formats.folder import save
         return save(self, path, card, dtype)
 
 

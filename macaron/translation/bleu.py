@@ -51,9 +51,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .checkpoint import read_json
-from .moses_bpe import DICTIONARY_SPECIALS, EOS, PAD, UNK, ReadingError, read_dictionary
-from .reading import InputError
+from ..formats.folder import read_json
+from ..formats.moses_bpe import DICTIONARY_SPECIALS, EOS, PAD, UNK, ReadingError, read_dictionary
+from ..network.reading import InputError
 
 MAGIC = b"TNTIDX\x00\x00"
 HEADER = struct.Struct("<8sQQQQQ")  # magic, version, dtype code, element size, items, entries of sizes
@@ -62,7 +62,7 @@ LUA = 1  # the +1 every stored id carries
 BPE = "@@ "  # generate.py's --remove-bpe (its const)
 COMPOUND = re.compile(r"(\S)-(\S)")  # the WMT14 scripts' perl -ple 's{(\S)-(\S)}{$1 ##AT##-##AT## $2}g'
 EMPTY = "</s>"  # an empty line, as fairseq's Scorer counts it: one word
-CONVERTED = "converted.json"  # an imported folder's record (macaron.fairseq.SOURCE): its `arch`
+CONVERTED = "converted.json"  # an imported folder's record (macaron.formats.fairseq.SOURCE): its `arch`
 
 
 class DataError(InputError):
@@ -488,7 +488,7 @@ PRESETS = 8  # the Translate page's preset sentences from a test set
 def release_presets(model_folder, source_lang: str | None = None, n: int = PRESETS) -> list[str]:
     """The first `n` source sentences of the paper's test set, for a release that `fetch` imported (its folder in the
     cache's models/) and whose test set it brought; else [] (a test set that does not read, too: `bleu` says why)."""
-    from .fetch import imported_dir, release_test_set
+    from ..sources.releases import imported_dir, release_test_set
 
     folder = Path(model_folder)
     data = release_test_set(folder.name) if folder.parent.resolve() == imported_dir().resolve() else None

@@ -78,7 +78,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.linalg import expm
 
-from .schemes import CONVECTION, DIFFUSION, FULL, KINDS, SCHEMES, Sub
+from ..schemes import CONVECTION, DIFFUSION, FULL, KINDS, SCHEMES, Sub
 
 SUBSTEPS = ("exact", "euler")
 

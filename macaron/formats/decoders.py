@@ -20,8 +20,8 @@ from typing import Callable
 
 import torch
 
-from .checkpoint import CheckpointError, folder_name, read_weights
-from .config import ModelConfig
+from ..config import ModelConfig
+from .folder import CheckpointError, folder_name, read_weights
 
 ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "silu": "silu",
                "relu": "relu"}

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .schemes import CONVECTION, DIFFUSION, FULL
+from ..schemes import CONVECTION, DIFFUSION, FULL
 
 SCALES = (1.0, 0.5, 0.25, 0.125, 0.0625)
 
@@ -223,13 +223,13 @@ def summary(model, trajectories) -> dict:
 
 
 def main(argv=None) -> int:
-    """python -m macaron.bridge MODEL [MODEL ...] [--sentences all|everyday|technical|FILE] [--limit N]"""
+    """python -m macaron.studies.bridge MODEL [MODEL ...] [--sentences all|everyday|technical|FILE] [--limit N]"""
     import argparse
 
-    from .loading import load
-    from .sentences import read
+    from ..sentences import read
+    from ..sources.loading import load
 
-    p = argparse.ArgumentParser(prog="python -m macaron.bridge", description=main.__doc__)
+    p = argparse.ArgumentParser(prog="python -m macaron.studies.bridge", description=main.__doc__)
     p.add_argument("models", nargs="+")
     p.add_argument("--sentences", default="all")
     p.add_argument("--limit", type=int, default=None, help="the first N sentences only")

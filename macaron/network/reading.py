@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import torch
 
-from .checkpoint import NO_TOKENIZER
-from .config import ModelConfig
-from .trajectory import MASK_TOKEN
+from ..config import ModelConfig
+from ..formats.folder import NO_TOKENIZER
+from ..trajectory import MASK_TOKEN
 
 FLOATER_MAX_TOKENS = 4096  # FLOATER extends past max_len; this bound keeps a trace within memory
 

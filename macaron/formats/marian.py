@@ -1,5 +1,5 @@
 """Hugging Face Marian translation models (transformers' MarianMTModel: the Helsinki-NLP opus-mt models) as our one
-encoder–decoder (macaron.translation): the Transformer side of a real translation pair, opened from its folder.
+encoder–decoder (macaron.translation.model): the Transformer side of a real translation pair, opened from its folder.
 
 What transformers computes (models/marian/modeling_marian.py) and where it goes in our network; what differs from
 the paper's fairseq models is data:
@@ -21,7 +21,7 @@ Text is read as MarianTokenizer reads it (models/marian/tokenization_marian.py):
 the source (a leading >>lang<< code kept whole, a typed special token kept as itself), vocab.json gives each piece its
 id (a piece it lacks: <unk>), </s> ends the sentence; a translation is read back as its decode(ids,
 skip_special_tokens=True): specials dropped, the pieces joined by SentencePiece (the source's model, unless the
-vocabularies are separate). The search is transformers' generate (macaron.translation.generate_search), with the
+vocabularies are separate). The search is transformers' generate (macaron.translation.model.generate_search), with the
 settings of the folder's generation_config.json (else of config.json), as transformers reads them; the decoder
 starts from decoder_start_token_id (opus-mt: <pad>), which bad_words_ids [[pad]] keeps from being chosen.
 """
@@ -34,10 +34,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .checkpoint import CheckpointError, folder_name, read_json, read_weights, require_finite
-from .config import ModelConfig
+from ..config import ModelConfig
+from ..translation.model import EncoderDecoder, Generation, TranslationConfig
+from .folder import CheckpointError, folder_name, read_json, read_weights, require_finite
 from .moses_bpe import Encoding, ReadingError
-from .translation import EncoderDecoder, Generation, TranslationConfig
 
 BIN = "pytorch_model.bin"  # the older Hub folders' weights: a pickle, read as data only (weights_only)
 READING = ("source.spm", "target.spm", "vocab.json")  # what MarianTokenizer reads (with tokenizer_config.json)
@@ -159,8 +159,8 @@ def _tokenizer_config(folder: Path) -> dict:
 
 # ---- the weights --------------------------------------------------------------------------------------------------
 def read_marian_weights(folder: Path) -> dict[str, torch.Tensor]:
-    """The folder's tensors: its safetensors (macaron.checkpoint.read_weights), else pytorch_model.bin, a pickle read
-    with torch's weights-only unpickler (tensors and containers; nothing in it runs)."""
+    """The folder's tensors: its safetensors (macaron.formats.folder.read_weights), else pytorch_model.bin, a pickle
+    read with torch's weights-only unpickler (tensors and containers; nothing in it runs)."""
     if not (folder / BIN).is_file() or list(folder.glob("*.safetensors")):
         return read_weights(folder)
     file = folder / BIN

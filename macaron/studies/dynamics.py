@@ -30,10 +30,10 @@ from typing import Sequence
 
 import numpy as np
 
+from ..network.model import length_batches
+from ..schemes import FULL, SCHEMES, get_scheme, order_of
+from ..trajectory import Trajectory
 from .analysis import SPECIAL_TOKENS, diffusion_steps, mean_pairwise_cosine, standardise, unit_rows
-from .model import length_batches
-from .schemes import FULL, SCHEMES, get_scheme, order_of
-from .trajectory import Trajectory
 
 EPS = 1e-12
 
@@ -379,7 +379,7 @@ def measure_set(model, texts: Sequence[str], *, program=None, max_tokens: int | 
 # ---- ODE experiments on a trained model's own operators --------------------------------------
 # A program is ((layer index, plan), ...) and a plan ((sub-step index, fraction h, Euler moves n), ...):
 # which of a layer's operators run, in which order, for which fraction of the step, in how many moves
-# (macaron.model.Layer).
+# (macaron.network.model.Layer).
 @dataclass(frozen=True)
 class Experiment:
     name: str
@@ -422,7 +422,7 @@ def reversed_order(model) -> tuple:
 
 def refined(program: tuple, n: int = 2) -> tuple:
     """Each sub-step in n Euler moves of an n-th of its fraction: x ← x + (h/n)·op(LN(x)), n times
-    (pre-LN); post-LN moves n times by (h/n)·op(x) and then normalises once (macaron.model.Layer)."""
+    (pre-LN); post-LN moves n times by (h/n)·op(x) and then normalises once (macaron.network.model.Layer)."""
     return tuple((i, tuple((k, h, m * n) for k, h, m in plan)) for i, plan in program)
 
 

@@ -3,20 +3,21 @@
 In this order: a folder that exists; a shipped model's name (pretrained/); a model imported into the cache
 (`fetch`'s releases, `<MACARON_CACHE>/models/<name>`); a release not yet fetched (a message naming the command);
 else a Hugging Face Hub id, opened from the local Hub cache first and downloaded where it is missing
-(macaron.hub; HF_HUB_OFFLINE keeps to the cache). Nothing is looked up or downloaded before a name is opened.
+(macaron.sources.hub; HF_HUB_OFFLINE keeps to the cache). Nothing is looked up or downloaded before a name is opened.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from .checkpoint import CheckpointError, available, resolve
-from .fetch import fetch as fetch_release
-from .fetch import imported, imported_dir, releases
+from ..formats.folder import CheckpointError
 from .hub import HubError, Progress, is_hub_id
 from .hub import cached as hub_cached
 from .hub import download as hub_download
 from .hub import folder as hub_folder
 from .hub import listed as hub_listed
+from .releases import fetch as fetch_release
+from .releases import imported, imported_dir, releases
+from .shipped import available, resolve
 
 
 def locate(path_or_name, progress: Progress | None = None) -> Path:

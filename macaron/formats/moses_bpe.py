@@ -29,7 +29,7 @@ dict.txt's lines from id 4), a sentence its pieces and </s>. A translation is re
 MosesBPE has the interface the library reads of a Hugging Face tokenizer (encode, token_to_id, id_to_token,
 get_vocab, get_vocab_size, save); the specials show under BERT's names ([CLS], [SEP], [MASK], [PAD], [UNK]), every
 other token as its dictionary entry ("hel@@" and "lo"). It is stored as JSON, a model folder's tokenizer.json with
-the key READER first (macaron.checkpoint.read_tokenizer tells it from a Hugging Face tokenizer.json by that key).
+the key READER first (macaron.formats.folder.read_tokenizer tells it from a Hugging Face tokenizer.json by that key).
 """
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
-from .trajectory import MASK_TOKEN
+from ..trajectory import MASK_TOKEN
 
 READER = "fairseq-moses-bpe"  # the value of the "reader" key that opens our tokenizer.json
 # fairseq 0.6's BertDictionary: Dictionary's specials (index 0 kept free "for consistency with Lua"), then <mask>

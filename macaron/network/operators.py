@@ -19,8 +19,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .config import ModelConfig
-from .schemes import CONVECTION, CROSS, DIFFUSION, FULL
+from ..config import ModelConfig
+from ..schemes import CONVECTION, CROSS, DIFFUSION, FULL
 
 ACTIVATION = {"gelu": nn.GELU, "relu": nn.ReLU, "gelu_tanh": lambda: nn.GELU(approximate="tanh"), "silu": nn.SiLU}
 

@@ -2,7 +2,7 @@
 tokenizer.json and a model card README.md. Nothing pickled is ever read.
 
 This module reads and writes the files and knows nothing of the network (Model.save calls `save`);
-macaron.loading builds a Model from a folder, ours or a Hugging Face family's (macaron.hf).
+macaron.sources.loading builds a Model from a folder, ours or a Hugging Face family's (macaron.formats.encoders).
 
 A tensor larger than a shard (the 8k × 512 embedding is 16 MiB) is stored as row blocks
 named `<name>.__part<i>` and joined again on load.
@@ -18,15 +18,14 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file
 from tokenizers import Tokenizer
 
-from .config import ModelConfig
+from ..config import ModelConfig
 from .moses_bpe import MosesBPE, ReadingError, is_moses_bpe
 
 MAX_SHARD_BYTES = 14 * 2**20  # tensor bytes; headers stay well inside the 15 MiB limit
-PRETRAINED = Path(__file__).resolve().parent.parent / "pretrained"
 INDEX = "model.safetensors.index.json"
 SINGLE = "model.safetensors"
 PART = ".__part"
-FACTS = "training.json"  # a trained folder's facts (macaron.train writes them, macaron.milestones reads them)
+FACTS = "training.json"  # a trained folder's facts (macaron.train writes them, macaron.sources.milestones reads them)
 
 
 class CheckpointError(RuntimeError):
@@ -36,51 +35,6 @@ class CheckpointError(RuntimeError):
 # a folder with vocab.txt or vocab.json + merges.txt only: transformers converts them to the one format we read
 NO_TOKENIZER = ("its folder has no tokenizer.json, which transformers writes with "
                 "AutoTokenizer.from_pretrained(folder).save_pretrained(folder)")
-
-
-def resolve(path_or_name) -> Path:
-    path = Path(path_or_name).expanduser()
-    if path.is_dir():
-        return path
-    if path.is_file():
-        raise CheckpointError(f"{path}: a file; give the model's folder ({path.parent})")
-    if (PRETRAINED / str(path_or_name)).is_dir():
-        return PRETRAINED / str(path_or_name)
-    raise CheckpointError(f"{path}: no such folder, and not one of the shipped models {available()}")
-
-
-def available() -> list[str]:
-    return sorted(p.name for p in PRETRAINED.glob("*") if (p / "config.json").is_file())
-
-
-def in_training(folder) -> bool:
-    """Whether a model folder holds a run still on its way: its training.json stops before its budget."""
-    try:
-        facts = read_facts(Path(folder))
-        return bool(facts and facts.get("budget_steps")) and facts["steps"] < facts["budget_steps"]
-    except (CheckpointError, KeyError, TypeError):
-        return False
-
-
-def default_pair(names: list[str], folders: dict | None = None) -> tuple[str | None, str | None]:
-    """The pair the explorer opens first, (Transformer, Macaron): names containing 'transformer' and
-    'macaron' of one size, '-small' before '-mini', a finished pair before one still in training (its
-    folders: `folders`, else pretrained/); else whatever there is. default_pair(available())."""
-    later = {n for n in names if in_training((folders or {}).get(n, PRETRAINED / n))}
-
-    def pick(word, size="", finished=False, avoid=None):  # "transformer-mini" before "transformer-halves-mini"
-        exact_first = sorted(names, key=lambda n: n.lower().rpartition("-")[0] != word)
-        return next((n for n in exact_first if word in n.lower() and size in n.lower() and n != avoid
-                     and not (finished and n in later)), None)
-
-    for finished in (True, False):
-        for size in ("-small", "-mini", ""):
-            a = pick("transformer", size, finished)
-            b = pick("macaron", size, finished, avoid=a)
-            if a and b:
-                return a, b
-    a = pick("transformer") or (names[0] if names else None)
-    return a, pick("macaron", avoid=a) or next((n for n in names if n != a), a)
 
 
 # ---- saving ---------------------------------------------------------------------------
@@ -180,9 +134,9 @@ OURS, HF_BERT, ENCODER_DECODER, HF_MARIAN = "macaron", "hf-bert", "encoder-decod
 
 def read_config(folder: Path) -> tuple[str, dict]:
     """(format, fields) of the folder's config.json: the one place that reads it and tells ours (a 'scheme' field;
-    an encoder–decoder of ours, macaron.translation: an 'encoder' and a 'decoder' config with one each) from a Hugging
-    Face config (a 'model_type' or 'hidden_size'; macaron.hf judges its family; a Marian translation model's,
-    macaron.marian)."""
+    an encoder–decoder of ours, macaron.translation.model: an 'encoder' and a 'decoder' config with one each) from a
+    Hugging Face config (a 'model_type' or 'hidden_size'; macaron.formats.encoders judges its family; a Marian
+    translation model's, macaron.formats.marian)."""
     file = folder / "config.json"
     fields = read_json(file)
     if not isinstance(fields, dict):
@@ -250,7 +204,7 @@ def read_tokenizer(folder: Path, vocab_size: int, bert_names: bool = True) -> To
     file = folder / "tokenizer.json"
     if not file.exists():
         return None
-    if is_moses_bpe(file):  # the paper's reading (macaron.fairseq's imports): its specials already BERT's names
+    if is_moses_bpe(file):  # the paper's reading (macaron.formats.fairseq's imports): its specials already BERT's names
         try:
             tok, bert_names = MosesBPE.from_file(file), False
         except ReadingError as e:

@@ -35,10 +35,11 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from .checkpoint import FACTS, PRETRAINED, CheckpointError, read_json, read_metrics
-from .milestones import PLATEAU_NATS, stages
-from .schemes import SCHEMES, get_scheme
-from .train.evaluate import Scores, bootstrap_difference
+from ..formats.folder import FACTS, CheckpointError, read_json, read_metrics
+from ..schemes import SCHEMES, get_scheme
+from ..sources.milestones import PLATEAU_NATS, stages
+from ..sources.shipped import PRETRAINED
+from ..train.evaluate import Scores, bootstrap_difference
 
 RACE = PRETRAINED / "race"
 BASELINE = "lie-trotter"  # the Transformer

@@ -10,16 +10,16 @@ through the decoder (a Model too: causal, with a next-word head), whose layers a
     m.target_logits(source_ids, target_ids)   [len(target_ids) + 1, V]: row k the next word after the start token and
                                               target_ids[:k]
 
-A model translates as its own code does. The paper's models (macaron.fairseq) by fairseq 0.6's SequenceGenerator
+A model translates as its own code does. The paper's models (macaron.formats.fairseq) by fairseq 0.6's SequenceGenerator
 (the paper's translation/fairseq/sequence_generator.py and search.py) on one sentence, `beam_search`: the decoder
 starts from </s>; beam search keeps the `beam` best hypotheses by their summed log-probabilities, <pad> never chosen,
 no </s> before the first word, a hypothesis finished when </s> is among the `beam` best candidates, stopping as soon
 as `beam` are finished (its default, stop_early), each scored by its summed log-probability over its length **
 lenpen; beam 1 is its greedy search. At most a·|source| + b words (a = 0, b = 200, its defaults), then every live
 hypothesis ends. Token ids are fairseq's Dictionary's (<pad> 1, </s> 2, <unk> 3): TranslationConfig's defaults.
-Hugging Face Marian models (macaron.marian) by transformers' `generate` (`generate_search`, its Generation settings
-from the model's generation_config.json), starting from the model's decoder_start_token_id. Both searches read the
-decoder one new word a step (NextWord: incremental decoding, as fairseq's and transformers' own).
+Hugging Face Marian models (macaron.formats.marian) by transformers' `generate` (`generate_search`, its Generation
+settings from the model's generation_config.json), starting from the model's decoder_start_token_id. Both searches
+read the decoder one new word a step (NextWord: incremental decoding, as fairseq's and transformers' own).
 """
 from __future__ import annotations
 
@@ -33,14 +33,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .checkpoint import CheckpointError, default_card, read_facts, save
-from .config import ModelConfig
-from .model import Model, _aliases, _drop_aliases, _fill_aliases, _is_id_list
-from .moses_bpe import EOS, PAD, UNK, ReadingError, TranslationReading, is_moses_bpe_pair
-from .operators import KeyValueCache, SourceSystem
-from .reading import InputError
-from .schemes import CROSS
-from .trajectory import Trajectory
+from ..config import ModelConfig
+from ..formats.folder import CheckpointError, default_card, read_facts, save
+from ..formats.moses_bpe import EOS, PAD, UNK, ReadingError, TranslationReading, is_moses_bpe_pair
+from ..network.model import Model, _aliases, _drop_aliases, _fill_aliases, _is_id_list
+from ..network.operators import KeyValueCache, SourceSystem
+from ..network.reading import InputError
+from ..schemes import CROSS
+from ..trajectory import Trajectory
 
 MAX_LEN_A, MAX_LEN_B = 0.0, 200  # generate.py's --max-len-a and --max-len-b: at most a·|source| + b words
 MIN_LEN = 1                       # --min-len: no </s> before the first word
@@ -74,7 +74,7 @@ class Specials(NamedTuple):
 @dataclass
 class Generation:
     """transformers' GenerationConfig, the fields `generate` reads for one sentence without sampling (the others are
-    refused where a model's files set them: macaron.marian): its defaults are transformers'."""
+    refused where a model's files set them: macaron.formats.marian): its defaults are transformers'."""
 
     num_beams: int = 1
     length_penalty: float = 1.0
@@ -547,7 +547,7 @@ def test_scores(folder) -> dict | None:
 
 def from_folder(folder, fields: dict) -> EncoderDecoder:
     """The encoder–decoder a folder's config.json (`fields`) and tokenizer.json describe, its weights not yet read
-    (macaron.loading reads and checks them)."""
+    (macaron.sources.loading reads and checks them)."""
     try:
         config = TranslationConfig.from_dict(fields)
     except (TypeError, ValueError) as e:

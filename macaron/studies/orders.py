@@ -2,14 +2,14 @@
 
 A layer whose sub-steps K_k run for fractions a_k of its step h is consistent with the flow of one
 vector field, V = Σ_k a_k·K_k (Lie–Trotter: F + G; Macaron: F + ½G₁ + ½G₂). Lie–Trotter and Strang
-orders built from the same operators (macaron.dynamics.as_scheme) are consistent with the same V, so
+orders built from the same operators (macaron.studies.dynamics.as_scheme) are consistent with the same V, so
 both can be held against V's exact flow, solved by torchdiffeq, from the states a sentence visits:
 
     local error e(s) = ‖scheme(s·h)x − Φ_V(s·h)x‖ / ‖x‖      at s = 1, ½, ¼, ⅛
 
 and the slope of log e against log s is the local order. Over the model's whole time T = L·h, run as
-L·n steps of h/n, the global error's slope against 1/n is one less (`global_orders`). The theorem (Lu et al., after Strang) says:
-with each sub-flow solved exactly, 2 for Lie–Trotter and 3 for Strang when both halves are the same G;
+L·n steps of h/n, the global error's slope against 1/n is one less (`global_orders`). The theorem (Lu et al., after
+Strang) says: with each sub-flow solved exactly, 2 for Lie–Trotter and 3 for Strang when both halves are the same G;
 with one Euler move per sub-step, as the network computes, 2 for both. On a post-LN model the state
 lives where the norm puts it, and every field is the one the norm's Jacobian projects (J_N(x)·K(x): on a
 model with `norm_affine=False` the tangent space of the sphere of radius √d); the Euler sub-step is the
@@ -27,12 +27,12 @@ import numpy as np
 import torch
 from torchdiffeq import odeint
 
+from ..formats.folder import CheckpointError, read_json
+from ..lab.toy import ConvergenceStudy
+from ..schemes import get_scheme
+from ..sources.milestones import param_checksum
 from .bridge import _double
-from .checkpoint import CheckpointError, read_json
 from .dynamics import as_scheme
-from .milestones import param_checksum
-from .schemes import get_scheme
-from .toy import ConvergenceStudy
 
 SCALES = (1.0, 0.5, 0.25, 0.125)
 SCHEMES = ("lie-trotter", "strang")
@@ -216,7 +216,7 @@ def read(folder, model=None) -> dict | None:
     if not file.exists():
         return None
     record = read_json(file)
-    again = f"measure them again with python -m macaron.orders {folder} --save"
+    again = f"measure them again with python -m macaron.studies.orders {folder} --save"
     if not _well_formed(record):
         raise CheckpointError(f"{file}: not a record of measured orders; {again}")
     if model is not None and record["weights"] != weights_sha256(model):
@@ -245,14 +245,14 @@ def weights_sha256(model) -> str:
 
 
 def main(argv=None) -> int:
-    """python -m macaron.orders MODEL [MODEL ...] [--sentences all|everyday|technical|FILE] [--limit N]"""
+    """python -m macaron.studies.orders MODEL [MODEL ...] [--sentences all|everyday|technical|FILE] [--limit N]"""
     import argparse
 
-    from . import sentences
-    from .checkpoint import resolve
-    from .loading import load
+    from .. import sentences
+    from ..sources.loading import load
+    from ..sources.shipped import resolve
 
-    p = argparse.ArgumentParser(prog="python -m macaron.orders", description=main.__doc__)
+    p = argparse.ArgumentParser(prog="python -m macaron.studies.orders", description=main.__doc__)
     p.add_argument("models", nargs="+")
     p.add_argument("--sentences", default="all")
     p.add_argument("--limit", type=int, default=16, help="the first N sentences (default 16)")

@@ -1,9 +1,10 @@
-"""Loading a model: a folder (ours, or a Hugging Face encoder or decoder of a family in macaron.hf), the name of a
-shipped model, of an imported release or a Hugging Face Hub id (macaron.sources.locate) to a Model in eval mode, at
-any stage of its training (macaron.milestones).
+"""Loading a model: a folder (ours, or a Hugging Face encoder or decoder of a family in macaron.formats.encoders), the
+name of a shipped model, of an imported release or a Hugging Face Hub id (macaron.sources.locate.locate) to a Model in
+eval mode, at any stage of its training (macaron.sources.milestones).
 
-The one load path sits above the pieces it joins: the folder format (macaron.checkpoint), the Hugging Face
-families (macaron.hf), the stages of training (macaron.milestones) and the network (macaron.model).
+The one load path sits above the pieces it joins: the folder format (macaron.formats.folder), the Hugging Face
+families (macaron.formats.encoders), the stages of training (macaron.sources.milestones) and the network
+(macaron.network.model).
 """
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from pathlib import Path
 
 import torch
 
-from .checkpoint import (
+from ..formats.encoders import family_of
+from ..formats.folder import (
     ENCODER_DECODER,
     HF_BERT,
     HF_MARIAN,
@@ -22,21 +24,20 @@ from .checkpoint import (
     read_tokenizer,
     read_weights,
 )
-from .hf import family_of
-from .marian import load as marian
+from ..formats.marian import load as marian
+from ..network.model import Model
+from ..translation.model import from_folder as encoder_decoder
+from .locate import locate
 from .milestones import milestones, random_start
-from .model import Model
-from .sources import locate
-from .translation import from_folder as encoder_decoder
 
 
 def load(path_or_name, device: str | torch.device | None = None, at: int | None = None):
-    """A model folder, or a name (shipped, an imported release, a Hugging Face Hub id: macaron.sources.locate; a Hub
-    model not in the local Hub cache is downloaded), to a Model in eval mode: ours, or a Hugging Face encoder or
-    decoder of a family macaron.hf maps (FAMILIES, macaron.decoders.DECODERS); an encoder–decoder of ours (the
-    paper's translation models) or a Hugging Face Marian translation model (macaron.marian) to a
-    macaron.translation.EncoderDecoder. `at=tokens`: the model at the
-    stage of its training nearest that many tokens (macaron.milestones; `model.milestone` says which)."""
+    """A model folder, or a name (shipped, an imported release, a Hugging Face Hub id: macaron.sources.locate.locate; a
+    Hub model not in the local Hub cache is downloaded), to a Model in eval mode: ours, or a Hugging Face encoder or
+    decoder of a family macaron.formats.encoders maps (FAMILIES, macaron.formats.decoders.DECODERS); an encoder–decoder
+    of ours (the paper's translation models) or a Hugging Face Marian translation model (macaron.formats.marian) to a
+    macaron.translation.model.EncoderDecoder. `at=tokens`: the model at the
+    stage of its training nearest that many tokens (macaron.sources.milestones; `model.milestone` says which)."""
     if at is not None:
         return load_at(path_or_name, at, device)
     folder = locate(path_or_name)
@@ -90,7 +91,7 @@ def load_at(path_or_name, at: int, device=None):
 
 def from_hf_bert(folder, device=None):
     """Load a local Hugging Face encoder folder (config.json, model.safetensors, tokenizer.json) of any
-    family in macaron.hf.FAMILIES; macaron.load does the same and loads our folders too."""
+    family in macaron.formats.encoders.FAMILIES; macaron.load does the same and loads our folders too."""
     folder = locate(folder)
     kind, fields = read_config(folder)
     if kind != HF_BERT:

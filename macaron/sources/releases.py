@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .checkpoint import CheckpointError
+from ..formats.folder import CheckpointError
 
 # Where the papers' READMEs link them (Google Drive's file ids); module constants, so a test can point them at a
 # server of its own. gdown takes a Drive link or any plain URL.
@@ -260,10 +260,10 @@ def _by_hand(release: Release, checkpoint: Path | None, dictionaries: list[Path 
 # ---- the seam to the fairseq importer ----------------------------------------------------------------------
 def convert(checkpoint: Path, dictionary: Path | None, bpe_codes: Path | None, out: Path, *,
             source_dict: Path | None = None, target_dict: Path | None = None) -> Path:
-    """The fairseq importer (macaron.fairseq): the checkpoint (read as data only), its dictionary (a translation
+    """The fairseq importer (macaron.formats.fairseq): the checkpoint (read as data only), its dictionary (a translation
     model's two: `source_dict`, `target_dict`) and BPE codes (None where the release has none: the reading is then
     approximate, and the card says so) to our folder `out`."""
-    from .fairseq import import_fairseq  # sacremoses and the importer, only when a release is converted
+    from ..formats.fairseq import import_fairseq  # sacremoses and the importer, only when a release is converted
 
     return import_fairseq(checkpoint, dictionary, bpe_codes, out, name=Path(out).name, source_dict=source_dict,
                           target_dict=target_dict)

@@ -6,10 +6,10 @@
 Only what the explorer reads is fetched: config.json, the safetensors weights (model.safetensors, or the index
 and its shards) and the tokenizer's files. Before any file is downloaded, the Hub's file list is read
 (HfApi.model_info with the files' sizes): a repository without safetensors weights is refused (a pickle is never
-loaded; a Marian translation model's pytorch_model.bin is read as data only, macaron.marian), as is one of a family
-we do not map (when the Hub names its model_type) and one larger than the limit (MACARON_HUB_MAX_GB, default 2); then
-config.json alone, judged as a local folder's is (macaron.hf.family_of), and only then the weights. No code from a
-repository is ever run.
+loaded; a Marian translation model's pytorch_model.bin is read as data only, macaron.formats.marian), as is one of a
+family we do not map (when the Hub names its model_type) and one larger than the limit (MACARON_HUB_MAX_GB, default 2);
+then config.json alone, judged as a local folder's is (macaron.formats.encoders.family_of), and only then the weights.
+No code from a repository is ever run.
 
 The Hub's own settings are read when a name is opened, not when the module is imported: HF_HUB_CACHE (else
 HF_HOME/hub), HF_HUB_OFFLINE (the cache only, never the network) and HF_ENDPOINT.
@@ -28,17 +28,17 @@ from typing import Callable
 import tqdm
 from huggingface_hub import constants
 
-from .checkpoint import HF_MARIAN, INDEX, OURS, SINGLE, CheckpointError, read_config
-from .decoders import DECODERS
-from .hf import FAMILIES, LOADS, family_of
-from .marian import BIN, READING, marian_config
+from ..formats.decoders import DECODERS
+from ..formats.encoders import FAMILIES, LOADS, family_of
+from ..formats.folder import HF_MARIAN, INDEX, OURS, SINGLE, CheckpointError, read_config
+from ..formats.marian import BIN, READING, marian_config
 
 CONFIG = "config.json"
 SHARDS = "model-*-of-*.safetensors"
 WEIGHTS = (SINGLE, INDEX, SHARDS)
 TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "vocab.json",
              "merges.txt")
-MARIAN_READING = ("source.spm", "target.spm", "target_vocab.json")  # a Marian model's text (macaron.marian)
+MARIAN_READING = ("source.spm", "target.spm", "target_vocab.json")  # a Marian model's text (macaron.formats.marian)
 GENERATION = "generation_config.json"
 TRANSLATION = (*MARIAN_READING, GENERATION)  # what a Marian model is downloaded with beside the rest
 # What a cached snapshot is read for. The cache's file list calls a snapshot incomplete when a pattern names a listed

@@ -1,6 +1,6 @@
 """Learning, watched: one sentence through the stages of a model's training.
 
-`macaron.milestones` lists a model's stages (the random start, the plateau, the rise, the final
+`macaron.sources.milestones` lists a model's stages (the random start, the plateau, the rise, the final
 weights). `stages` measures one sentence at each of them with the measures the other views show,
 one row a stage, to be read against training tokens beside the held-out curve (`curve`):
 
@@ -20,13 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ..formats.folder import read_metrics
+from ..network.reading import InputError
+from ..sources.loading import load
+from ..sources.locate import locate
+from ..sources.milestones import Milestone, milestones
 from .analysis import MASK_TOKEN, standardise, unit_rows
-from .checkpoint import read_metrics
 from .dynamics import measure
-from .loading import load
-from .milestones import Milestone, milestones
-from .reading import InputError
-from .sources import locate
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import orthogonal_procrustes
 
-from .schemes import CONVECTION
-from .trajectory import MASK_TOKEN, SPECIAL_TOKENS, Trajectory  # noqa: F401  (the pages read them here)
+from ..schemes import CONVECTION
+from ..trajectory import MASK_TOKEN, SPECIAL_TOKENS, Trajectory  # noqa: F401  (the pages read them here)
 
 
 # ---- which particles to show --------------------------------------------------------------
@@ -340,7 +340,7 @@ class MoveShares:
 def move_shares(trajs: list[Trajectory], normalised: bool = False, hide_special: bool = True) -> MoveShares:
     """MoveShares of one system over trajectories of one model (e.g. a decoder's: its self-attention,
     cross-attention and FFN). `normalised`: moves of the states as the operators read them (standardise)."""
-    from .schemes import CROSS, DIFFUSION, FULL
+    from ..schemes import CROSS, DIFFUSION, FULL
 
     steps = trajs[0].steps  # kinds in a decoder layer's reading order: self-attention, cross-attention, FFN
     kinds = tuple(k for k in (DIFFUSION, CROSS, CONVECTION, FULL) if any(s.kind == k for s in steps))

@@ -1,0 +1,2 @@
+"""Translation as two particle systems: the encoder–decoder, its searches, BLEU.
+"""
