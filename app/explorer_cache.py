@@ -174,7 +174,7 @@ def stages(path: str) -> list[tuple[str, str, str]]:
     """(name, label, model path) of each stage of a model's training (macaron.sources.milestones), in order; one
     entry, the model itself, for a folder without milestones or whose facts do not read."""
     try:
-        kept = macaron.sources.milestones(path)
+        kept = macaron.milestones(path)
     except Exception:  # unreadable training facts: the model itself still loads (or says why)
         return [("final", "final", path)]
     return [(m.name, _stage_label(m), str(m.folder) if m.folder is not None else path + RANDOM_START) for m in kept]

@@ -489,7 +489,7 @@ def lesson_step() -> int | None:
 
 def _offers(path: str, stage: str) -> bool:
     try:
-        return any(m.name == stage for m in macaron.sources.milestones(path))
+        return any(m.name == stage for m in macaron.milestones(path))
     except Exception:  # an unreadable folder offers nothing; the model picker says why when it is opened
         return False
 

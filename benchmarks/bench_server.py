@@ -103,7 +103,7 @@ def main() -> None:
 
     env = {k: v for k, v in os.environ.items() if k not in ("MACARON_MODELS", "MACARON_MODELS_DIR")}
     default = macaron.default_pair(macaron.available())[0]  # the model the app opens first
-    targets = earlier([m.name for m in macaron.sources.milestones(default)])  # none where it offers one stage
+    targets = earlier([m.name for m in macaron.milestones(default)])  # none where it offers one stage
     tok = macaron.load(default, device="cpu").tokenizer
     all_words = words_for(tok, args.sessions * args.waves, FIRST_SENTENCE)
     first_word = FIRST_WORD  # in the app's default sentence: the first figure a session draws

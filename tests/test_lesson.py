@@ -88,7 +88,7 @@ def test_each_step_draws_the_apps_figure_at_the_steps_view(page, models_dir, sta
     assert [f["name"] for f in frames] == [f"{t:g}" for t in analysis.time_grid(traj, tiny_macaron)]
     # step 6: every stage of the learner, each its own figure: one PCA of the sentence at every stage (the same
     # directions), each stage at its own scale
-    stages = macaron.sources.milestones(staged)
+    stages = macaron.milestones(staged)
     assert [s.name for s in stages] == ["random start", "plateau", "rise", "final"]
     school = model.trace(lesson.PRESETS["school [MASK]"])
     every = analysis.project_together(*(macaron.load(staged, device="cpu", at=s.tokens).trace(

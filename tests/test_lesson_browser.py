@@ -122,7 +122,7 @@ def test_the_stage_buttons_of_step_6_change_the_drawn_guesses(opened):
     page, outside = opened
     page.goto(page.url.split("#")[0] + "#step-6")
     page.wait_for_timeout(400)
-    stages = [s.name for s in macaron.sources.milestones(lesson_learner())]
+    stages = [s.name for s in macaron.milestones(lesson_learner())]
     assert stages == ["random start", "plateau", "rise", "final"]
     plot = page.locator("#step-6 .stage.shown .figure .js-plotly-plot")
     seen = {}

@@ -33,7 +33,7 @@ def top(model, text: str, k: int = 5) -> list[str]:
 
 @pytest.mark.parametrize("name", MINIS)
 def test_each_mini_ships_its_stages_and_meets_its_targets(name):
-    stages = macaron.sources.milestones(name)
+    stages = macaron.milestones(name)
     assert [s.name for s in stages] == ["random start", "plateau", "rise", "final"]
     assert stages[1].context_effect < 0.05 <= stages[2].context_effect  # publish's rule for the plateau
     assert stages[2].context_effect >= stages[3].context_effect / 2     # ... and for the rise
@@ -48,7 +48,7 @@ def test_the_plateau_guesses_the_same_few_words_whatever_the_sentence(name):
     """The app's [MASK] sentences (five): at the plateau their top-5 guesses come from at most 9 tokens, each a
     common word or punctuation (the, of, and, to, a, ",", ".", "##s") or a word of the sentence itself (it reads
     the words around as a bag); the final weights guess differently for each (at least 15 tokens)."""
-    plateau = macaron.load(name, device="cpu", at=macaron.sources.milestones(name)[1].tokens)
+    plateau = macaron.load(name, device="cpu", at=macaron.milestones(name)[1].tokens)
     final = macaron.load(name, device="cpu")
     assert plateau.milestone.name == "plateau" and len(MASKED) >= 5
     guesses = [top(plateau, t) for t in MASKED]

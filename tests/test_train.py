@@ -1100,7 +1100,7 @@ def test_milestones_list_and_load_every_stage(tiny, tmp_path, monkeypatch):
     shipped = tmp_path / "shipped"
     publish.publish(run_dir.parent, shipped, with_milestones=True)
     folder = shipped / "tiny"
-    stages = macaron.sources.milestones(folder)
+    stages = macaron.milestones(folder)
     assert [s.name for s in stages] == ["random start", "plateau", "rise", "final"]
     assert [s.step for s in stages] == [0, 4, 8, 12] and stages[0].tokens == 0
     evals = {e["step"]: e for e in rows(run_dir / "metrics.jsonl", "eval")}
@@ -1128,7 +1128,7 @@ def test_milestones_list_and_load_every_stage(tiny, tmp_path, monkeypatch):
         macaron.load(folder, device="cpu", at=0)
     # a folder of one's own, without training facts, lists only itself
     (folder / "training.json").unlink()
-    assert [(s.name, s.folder) for s in macaron.sources.milestones(folder)] == [("tiny", folder)]
+    assert [(s.name, s.folder) for s in macaron.milestones(folder)] == [("tiny", folder)]
 
 
 def _unit_standardised(x: np.ndarray) -> np.ndarray:

@@ -6,7 +6,7 @@ A model folder trained by `macaron.train` holds `training.json` (its facts) and 
 final context effect). The random start is not stored: it is rebuilt from the run's seed and checked
 against the SHA-256 of its weights recorded in `training.json`.
 
-    macaron.sources.milestones("transformer-mini")          # [Milestone('random start', 0 tokens, ...), ...]
+    macaron.milestones("transformer-mini")          # [Milestone('random start', 0 tokens, ...), ...]
     macaron.load("transformer-mini", at=2_000_000)  # the milestone nearest 2 M tokens; .milestone says which
 """
 from __future__ import annotations
