@@ -21,8 +21,9 @@ import streamlit as st
 
 import macaron
 from macaron import CheckpointError, InputError, plot
-from macaron.formats.folder import NO_TOKENIZER
+from macaron.formats.registry import translates
 from macaron.lab import toy
+from macaron.network.reading import NO_TOKENIZER
 from macaron.studies import analysis
 from macaron.translation import bleu
 from macaron.translation import model as translation
@@ -138,11 +139,11 @@ RANDOM_START = "#random-start"  # a model path ending so: its random start, rebu
 
 @st.cache_resource(show_spinner="Loading the model (once per server)…", max_entries=12)  # 2 models × 4 stages + 4
 def load_model(path: str):
-    start = path.endswith(RANDOM_START)
-    model = macaron.load(path.removesuffix(RANDOM_START), at=0) if start else macaron.load(path)
-    if isinstance(model, EncoderDecoder):  # two particle systems: the Translate page's
+    if translates(path.removesuffix(RANDOM_START)):  # two particle systems: the Translate page's
         raise CheckpointError(f"{path}: a translation model (an encoder–decoder): open it on the **Translate** "
                               f"page. This page opens one particle system, an encoder's or a decoder's.")
+    start = path.endswith(RANDOM_START)
+    model = macaron.load(path.removesuffix(RANDOM_START), at=0) if start else macaron.load(path)
     if model.tokenizer is None:
         raise CheckpointError(f"{path}: the explorer cannot read text with this model: {NO_TOKENIZER}")
     return model
@@ -150,10 +151,10 @@ def load_model(path: str):
 
 @st.cache_resource(show_spinner="Loading the translation model (once per server)…", max_entries=4)
 def load_translation(path: str) -> EncoderDecoder:
-    model = macaron.load(path)
-    if not isinstance(model, EncoderDecoder):
+    if not translates(path):
         raise CheckpointError(f"{path}: not a translation model (it moves one particle system): open it on the "
                               f"Particles page.")
+    model = macaron.load_translator(path)
     if model.tokenizer is None:
         raise CheckpointError(f"{path}: the explorer cannot read text with this model: {NO_TOKENIZER}")
     return model

@@ -16,8 +16,7 @@ import browser
 import explorer_cache as cache
 import macaron
 from macaron import lesson
-from macaron.formats.encoders import LOADS
-from macaron.formats.folder import translates
+from macaron.formats.registry import LOADS, translates
 from macaron.plot.style import model_label  # noqa: F401  (the pages label models with it)
 from macaron.sources import hub
 from macaron.sources import locate as sources

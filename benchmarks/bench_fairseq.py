@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 import macaron
-from macaron.formats.fairseq import import_fairseq
+from macaron.formats.fairseq_import import import_fairseq
 from macaron.train.card import hardware
 from results import median_ms, write_section
 

@@ -10,7 +10,7 @@ from .network.model import Model, build
 from .network.reading import InputError
 from .network.runtime import set_threads
 from .schemes import ATT_FFN_ATT, LIE_TROTTER, SCHEMES, STRANG, Scheme, Sub, get_scheme
-from .sources.loading import from_hf_bert, load
+from .sources.loading import from_hf_bert, load, load_translator
 from .sources.milestones import Milestone, milestones
 from .sources.shipped import available, default_pair
 from .studies import analysis, dynamics  # `from macaron import analysis, dynamics` as before
@@ -18,4 +18,4 @@ from .trajectory import Step, Trajectory
 
 __all__ = ["ATT_FFN_ATT", "CheckpointError", "InputError", "LIE_TROTTER", "Milestone", "Model", "ModelConfig",
            "SCHEMES", "STRANG", "Scheme", "Step", "Sub", "Trajectory", "analysis", "available", "build", "default_pair",
-           "dynamics", "from_hf_bert", "get_scheme", "load", "milestones", "set_threads"]
+           "dynamics", "from_hf_bert", "get_scheme", "load", "load_translator", "milestones", "set_threads"]

@@ -264,7 +264,7 @@ def zoo(args) -> int:
 
 
 def import_fairseq(args) -> int:
-    from .formats.fairseq import import_fairseq as convert
+    from .formats.fairseq_import import import_fairseq as convert
 
     out = convert(args.checkpoint, args.dict, args.bpe_codes, args.out or imported_folder(args), args.name,
                   source_dict=args.source_dict, target_dict=args.target_dict)

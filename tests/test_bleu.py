@@ -21,7 +21,7 @@ import pytest
 
 import macaron
 from macaron.__main__ import main
-from macaron.formats.fairseq import import_fairseq
+from macaron.formats.fairseq_import import import_fairseq
 from macaron.translation import bleu as B
 from test_translation import EOS, PAD, UNK, Paper, end_early, save_fairseq, translation_args, translation_state
 

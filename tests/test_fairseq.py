@@ -25,7 +25,8 @@ import torch.nn.functional as F
 
 import macaron
 from macaron import CheckpointError
-from macaron.formats.fairseq import import_fairseq, read_checkpoint
+from macaron.formats.fairseq import read_checkpoint
+from macaron.formats.fairseq_import import import_fairseq
 from macaron.formats.moses_bpe import MosesBPE, read_codes, read_dictionary
 
 D, LAYERS, HEADS, FFN, MAX_POS = 32, 2, 4, 48, 24

@@ -85,14 +85,59 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_library_has_no_import_cycles():
     graph = import_graph(ROOT / "macaron")
     loading = graph["macaron.sources.loading"]
-    assert "macaron.formats.folder" in loading  # the graph is read
+    assert "macaron.formats.registry" in loading  # the graph is read
     assert cycles(graph) == []
-    # the loader sits above the pieces it joins; the folder format knows nothing of them: only the config and the
-    # one tokenizer file of ours that is not Hugging Face's (the paper's reading, macaron.formats.moses_bpe)
-    assert {"macaron.formats.encoders", "macaron.sources.milestones", "macaron.network.model"} <= loading
-    assert graph["macaron.formats.folder"] == {"macaron.config", "macaron.formats.moses_bpe"}
+    # the loader sits above the pieces it joins: the formats' registry, the stages of training, the networks; the
+    # folder format knows nothing of them: only the paper's reading (formats.moses_bpe)
+    assert {"macaron.formats.registry", "macaron.sources.milestones", "macaron.network.model"} <= loading
+    assert graph["macaron.formats.folder"] == {"macaron.formats.moses_bpe"}
     assert graph["macaron.formats.moses_bpe"] == {"macaron.trajectory"}
     assert "macaron.train.card" not in graph["macaron.train.data"] | graph["macaron.train.pack"]
+
+
+# ---- the house rules of issue 70: a layout that shows the architecture ----------------------------------------------
+MAPPINGS = {"macaron.formats.encoders", "macaron.formats.decoders", "macaron.formats.marian", "macaron.formats.fairseq",
+            "macaron.formats.fairseq_import", "macaron.formats.ours"}
+
+
+def python_files(*folders: str) -> list[Path]:
+    return sorted(f for folder in folders for f in (ROOT / folder).rglob("*.py"))
+
+
+def test_the_package_has_few_top_level_modules():
+    top = [p.name for p in (ROOT / "macaron").iterdir() if p.suffix == ".py" or (p / "__init__.py").is_file()]
+    assert 10 <= len(top) <= 16, sorted(top)
+
+
+def test_no_module_class_or_function_is_too_long_to_read_at_once():
+    long = []
+    for file in python_files("macaron", "app"):
+        text = file.read_text()
+        if len(text.splitlines()) > 600:
+            long.append(f"{file.relative_to(ROOT)}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            limit = {ast.ClassDef: 250, ast.FunctionDef: 120, ast.AsyncFunctionDef: 120}.get(type(node))
+            if limit and node.end_lineno - node.lineno + 1 > limit:
+                long.append(f"{file.relative_to(ROOT)}: {node.name}, {node.end_lineno - node.lineno + 1} lines")
+    assert long == []
+
+
+def test_no_private_name_crosses_a_module():
+    crossing = []
+    for file in python_files("macaron", "app", "benchmarks", "tools"):
+        for node in ast.walk(ast.parse(file.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("macaron")):
+                crossing += [f"{file.relative_to(ROOT)}: {a.name}" for a in node.names
+                             if a.name.startswith("_") and not a.name.startswith("__")]
+    assert crossing == []
+
+
+def test_the_hub_download_names_no_family():
+    """The Hub's module reads the registry of formats; no module that maps a family's weights."""
+    graph = import_graph(ROOT / "macaron")
+    assert "macaron.formats.registry" in graph["macaron.sources.hub"]
+    assert graph["macaron.sources.hub"] & MAPPINGS == set()
+    assert MAPPINGS - {"macaron.formats.fairseq", "macaron.formats.fairseq_import"} <= graph["macaron.formats.registry"]
 
 
 def test_a_cycle_is_found():

@@ -192,12 +192,15 @@ def test_an_id_the_vocabulary_does_not_name_reads_as_its_number(tmp_path, marian
 def test_sinusoids_are_transformers():
     from transformers.models.marian.modeling_marian import MarianSinusoidalPositionalEmbedding
 
-    from macaron.formats.fairseq import fairseq_sinusoids
-    from macaron.formats.marian import sinusoids
+    from macaron.network.positions import sinusoids
+
+    def marian(n, d):  # the one table, as formats.marian asks for it
+        return sinusoids(n, d, halves=True, dtype=torch.float64)
 
     for n, d in ((40, 32), (9, 7)):
-        assert torch.equal(sinusoids(n, d), MarianSinusoidalPositionalEmbedding(n, d).create_weight())
-    assert not torch.allclose(sinusoids(40, 32), fairseq_sinusoids(0, 40, 32), atol=1e-2)  # not fairseq's table
+        assert torch.equal(marian(n, d), MarianSinusoidalPositionalEmbedding(n, d).create_weight())
+    fairseqs = sinusoids(40, 32, halves=True, fairseq=True)
+    assert not torch.allclose(marian(40, 32), fairseqs, atol=1e-2)  # not fairseq's table
 
 
 def test_states_and_logits_are_transformers(marian):

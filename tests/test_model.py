@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import macaron
 from macaron import CheckpointError, InputError, ModelConfig, build
 from macaron.config import ATTENTIONS, POSITIONS
-from macaron.formats.folder import read_config
+from macaron.formats import registry
 from macaron.schemes import CONVECTION, DIFFUSION, FULL, SCHEMES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -305,12 +305,12 @@ def test_config_that_does_not_fit_is_explained(tmp_path, tokenizer, field, value
 
 
 def test_config_json_decides_the_format(tmp_path, tokenizer, hf_bert_folder):
-    assert read_config(_saved(tmp_path, tokenizer))[0] == "macaron"
+    assert registry.read(_saved(tmp_path, tokenizer))[0].name == "macaron"
     if hf_bert_folder:
-        assert read_config(hf_bert_folder)[0] == "hf-bert"
+        assert registry.read(hf_bert_folder)[0].name == "hf-encoder"
     (tmp_path / "config.json").write_text("{not json")
     with pytest.raises(CheckpointError, match="not valid JSON"):
-        read_config(tmp_path)
+        registry.read(tmp_path)
     (tmp_path / "config.json").write_text('{"d_model": 8}')
     with pytest.raises(CheckpointError, match="neither a Macaron Explorer config"):
         macaron.load(tmp_path)

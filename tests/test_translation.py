@@ -26,7 +26,8 @@ import torch.nn.functional as F
 import macaron
 from macaron import CheckpointError, InputError
 from macaron.config import ModelConfig
-from macaron.formats.fairseq import TRANSLATION, import_fairseq
+from macaron.formats.fairseq import TRANSLATION
+from macaron.formats.fairseq_import import import_fairseq
 from macaron.network.model import Model
 from macaron.network.operators import SourceSystem
 from macaron.schemes import CONVECTION, CROSS, DIFFUSION, SCHEMES, Sub, with_cross

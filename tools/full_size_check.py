@@ -29,7 +29,7 @@ WORDS = 32768  # the release's dict.txt lines
 def paper_model(cache: Path) -> None:
     """The release's shape, imported where `fetch` puts it; dict.txt holds the README's words, so text reads."""
     from bench_fairseq import write_release
-    from macaron.formats.fairseq import import_fairseq
+    from macaron.formats.fairseq_import import import_fairseq
 
     out = cache / "models" / PAPER
     if out.exists():

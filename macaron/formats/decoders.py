@@ -21,10 +21,8 @@ from typing import Callable
 import torch
 
 from ..config import ModelConfig
-from .folder import CheckpointError, folder_name, read_weights
-
-ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "silu": "silu",
-               "relu": "relu"}
+from .base import Format, activation, stack_qkv
+from .folder import CheckpointError, folder_name, read_tokenizer, read_weights
 
 
 def _rope(hf: dict) -> tuple[float, float]:
@@ -39,12 +37,6 @@ def _rope(hf: dict) -> tuple[float, float]:
     return float(theta), float(share)
 
 
-def _activation(name: str) -> str:
-    if name not in ACTIVATIONS:
-        raise ValueError(f"activation {name!r} is not mapped; these are: {', '.join(ACTIVATIONS)}")
-    return ACTIVATIONS[name]
-
-
 def _common(folder: Path, **fields) -> dict:
     """The fields every decoder shares: causal, pre-LN, no dropout, our name for the folder."""
     return dict(norm="pre", causal=True, dropout=0.0, mlm_head=False, attention="dot",
@@ -57,7 +49,7 @@ def gpt2_config(hf: dict, folder: Path, names: set) -> dict:
         raise ValueError("GPT-2 with scale_attn_by_inverse_layer_idx or reorder_and_upcast_attn is not mapped")
     d = hf["n_embd"]
     return _common(folder, scheme="transformer", d_model=d, n_layers=hf["n_layer"], n_heads=hf["n_head"],
-                   ffn_total=hf.get("n_inner") or 4 * d, activation=_activation(hf.get("activation_function",
+                   ffn_total=hf.get("n_inner") or 4 * d, activation=activation(hf.get("activation_function",
                                                                                        "gelu_new")),
                    vocab_size=hf["vocab_size"], max_len=hf["n_positions"], position="learned",
                    layer_norm_eps=hf.get("layer_norm_epsilon", 1e-5), lm_head=_lm(hf), lm_head_tied=True)
@@ -83,7 +75,7 @@ def neox_config(hf: dict, folder: Path, names: set) -> dict:
     parallel = hf.get("use_parallel_residual", True)
     return _common(folder, scheme="unsplit" if parallel else "transformer", parallel_norms=parallel,
                    d_model=d, n_layers=hf["num_hidden_layers"], n_heads=H, ffn_total=hf["intermediate_size"],
-                   activation=_activation(hf.get("hidden_act", "gelu")), vocab_size=hf["vocab_size"],
+                   activation=activation(hf.get("hidden_act", "gelu")), vocab_size=hf["vocab_size"],
                    max_len=hf["max_position_embeddings"], position="rotary", rotary_dims=int(d // H * share),
                    rope_theta=theta, layer_norm_eps=hf.get("layer_norm_eps", 1e-5),
                    lm_head=_lm(hf), lm_head_tied=bool(hf.get("tie_word_embeddings", False)))
@@ -126,7 +118,7 @@ def llama_config(hf: dict, folder: Path, names: set) -> dict:
     biased = any(".bias" in n for n in names if ".layers." in n or n.startswith("layers."))
     return _common(folder, scheme="transformer", d_model=d, n_layers=hf["num_hidden_layers"], n_heads=H,
                    n_kv_heads=hf.get("num_key_value_heads") or H, ffn_total=hf["intermediate_size"],
-                   activation=_activation(hf.get("hidden_act", "silu")), gated_ffn=True, norm_kind="rms",
+                   activation=activation(hf.get("hidden_act", "silu")), gated_ffn=True, norm_kind="rms",
                    bias=biased, vocab_size=hf["vocab_size"],
                    max_len=min(hf["max_position_embeddings"], window or hf["max_position_embeddings"]),
                    position="rotary", rotary_dims=int(d // H * share), rope_theta=theta,
@@ -145,7 +137,7 @@ def llama_state(w: dict, cfg: ModelConfig) -> dict:
         for ours, theirs in (("ops.0.qkv", ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj")),
                              ("ops.0.out", ("self_attn.o_proj",)),
                              ("ops.1.fc1", ("mlp.gate_proj", "mlp.up_proj")), ("ops.1.fc2", ("mlp.down_proj",))):
-            out[f"{o}{ours}.weight"] = torch.cat([w[f"{s}{t}.weight"] for t in theirs])
+            out[f"{o}{ours}.weight"] = stack_qkv(w, tuple(s + t for t in theirs), "weight")
             if cfg.bias:  # a bias this family leaves out here is zero
                 out[f"{o}{ours}.bias"] = torch.cat([w.get(f"{s}{t}.bias", w[f"{s}{t}.weight"].new_zeros(
                     w[f"{s}{t}.weight"].shape[0])) for t in theirs])
@@ -196,3 +188,22 @@ DECODERS: dict[str, Decoder] = {
     "mistral": Decoder("Mistral", classes="MistralForCausalLM, MistralModel", **_LLAMA),
     "qwen2": Decoder("Qwen2", classes="Qwen2ForCausalLM, Qwen2Model", **_LLAMA),
 }
+
+
+class Decoders(Format):
+    """The Hugging Face decoder families (DECODERS): a family is one entry there, nothing else."""
+    name = "hf-decoder"
+    types = {t: d.title for t, d in DECODERS.items()}
+
+    def recognises(self, fields: dict) -> bool:
+        return fields.get("model_type") in DECODERS
+
+    def load(self, folder: Path, fields: dict):
+        return DECODERS[fields["model_type"]].load(fields, folder)
+
+    def reading(self, folder: Path, config: ModelConfig):
+        # a decoder's <s> is its beginning of text, not a [CLS]: its specials keep their names
+        return read_tokenizer(folder, config.vocab_size, bert_names=False)
+
+
+DECODERS_FORMAT = Decoders()

@@ -1,5 +1,5 @@
 """Bring your own model: a local Hugging Face encoder folder as a post-LN Lie–Trotter encoder (decoders: their
-families are in macaron.formats.decoders, in the same registry: family_of).
+families are in formats.decoders; formats.registry reads both).
 
 A BERT layer is exactly our `transformer` scheme with post-LN: x ← LN(x + Attn(x)), then
 x ← LN(x + FFN(x)); so are the layers of RoBERTa, DistilBERT, ALBERT and ELECTRA. What differs is
@@ -16,10 +16,8 @@ from pathlib import Path
 import torch
 
 from ..config import ModelConfig
-from .decoders import DECODERS, Decoder
-from .folder import CheckpointError, folder_name, read_weights
-
-HF_ACTIVATION = {"gelu": "gelu", "relu": "relu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh"}
+from .base import ACTIVATIONS, Format, Unmapped, activation, stack_qkv, what_it_is
+from .folder import CheckpointError, folder_name, read_tokenizer, read_weights
 
 BERT_FIELDS = dict(d_model="hidden_size", n_layers="num_hidden_layers", n_heads="num_attention_heads",
                    ffn_total="intermediate_size", max_len="max_position_embeddings", vocab_size="vocab_size",
@@ -87,32 +85,10 @@ FAMILIES: dict[str, Family] = {
 }
 DEFAULTS = dict(hidden_act="gelu", activation="gelu", layer_norm_eps=1e-12, pad_token_id=0)
 
-LOADS = ", ".join(f"{f.title} ({t})" for t, f in (FAMILIES | DECODERS).items()) + \
-    ", Marian (marian: a translation model, macaron.formats.marian)"
-KINDS = {"modernbert": "an encoder of another design (rotary positions, gated FFN, local attention): not mapped",
-         "deberta": "an encoder with disentangled relative attention: not mapped",
-         "deberta-v2": "an encoder with disentangled relative attention: not mapped"}
-
-
-def what_it_is(hf: dict) -> str:
-    """The folder's kind, in words, for a model_type we do not map."""
-    arch = ", ".join(hf.get("architectures") or []) or "no architectures listed"
-    name = f"model_type {hf.get('model_type')!r} ({arch})"
-    if hf.get("model_type") in KINDS:
-        return f"{name} is {KINDS[hf['model_type']]}"
-    if hf.get("is_encoder_decoder") or any(a.endswith(("ForConditionalGeneration", "Seq2SeqLM"))
-                                           for a in hf.get("architectures") or []):
-        return f"{name} is an encoder–decoder (T5, BART, …): not an encoder we map"
-    if hf.get("is_decoder") or any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in hf.get("architectures") or []):
-        return f"{name} is a decoder of a family we do not map"
-    return f"{name} is not a model family we map"
-
-
-def family_of(hf: dict, folder: Path) -> Family | Decoder:
-    """The Family of a Hugging Face config.json, or one message naming what it is and what loads."""
+def family_of(hf: dict, folder: Path) -> Family:
+    """The Family of a Hugging Face encoder's config.json, or an Unmapped error naming what it is (the registry adds
+    what loads)."""
     kind = hf.get("model_type", "bert")  # old BERT exports have no model_type
-    if kind in DECODERS:
-        return DECODERS[kind]
     positions = hf.get("position_embedding_type", "absolute")
     if kind not in FAMILIES or hf.get("is_decoder") or hf.get("is_encoder_decoder"):
         problem = what_it_is(hf)
@@ -123,7 +99,7 @@ def family_of(hf: dict, folder: Path) -> Family | Decoder:
                    f"only ALBERT's usual one group of one shared layer is mapped")
     else:
         return FAMILIES[kind]
-    raise CheckpointError(f"{folder / 'config.json'}: {problem}. These Hugging Face families load: {LOADS}")
+    raise Unmapped(f"{folder / 'config.json'}: {problem}")
 
 
 def _get(hf: dict, fam: Family, ours: str):
@@ -133,14 +109,6 @@ def _get(hf: dict, fam: Family, ours: str):
         if source.get(key) is not None:
             return source[key]
     raise KeyError(key)
-
-
-def _activation(hf: dict, fam: Family) -> str:
-    act = _get(hf, fam, "activation")
-    if act not in HF_ACTIVATION:
-        raise ValueError(f"unsupported activation {fam.fields['activation']}={act!r}; "
-                         f"these are supported: {', '.join(HF_ACTIVATION)}")
-    return HF_ACTIVATION[act]
 
 
 def _pad(hf: dict, fam: Family) -> int:
@@ -159,13 +127,14 @@ def hf_config(hf: dict, fam: Family, folder: Path, with_head: bool) -> ModelConf
         pad = _pad(hf, fam)
         return ModelConfig(
             scheme="transformer", norm="post", d_model=d, n_layers=_get(hf, fam, "n_layers"),
-            n_heads=_get(hf, fam, "n_heads"), ffn_total=_get(hf, fam, "ffn_total"), activation=_activation(hf, fam),
-            dropout=0.0, vocab_size=_get(hf, fam, "vocab_size"),
+            n_heads=_get(hf, fam, "n_heads"), ffn_total=_get(hf, fam, "ffn_total"),
+            activation=activation(_get(hf, fam, "activation"), fam.fields["activation"]), dropout=0.0,
+            vocab_size=_get(hf, fam, "vocab_size"),
             max_len=_get(hf, fam, "max_len") - fam.first_position(pad),  # RoBERTa: the rows past its offset
             attention="dot", position="learned", layer_norm_eps=_get(hf, fam, "layer_norm_eps"),
             pad_id=pad, mlm_head=with_head, shared=fam.shared,
             embedding_size=width if factorised else None,
-            head_activation=HF_ACTIVATION[fam.head_activation] if fam.head_activation else "", hf_family=fam.title,
+            head_activation=ACTIVATIONS[fam.head_activation] if fam.head_activation else "", hf_family=fam.title,
             name=folder_name(folder))  # a package's model/ folder: the package's name; a Hub snapshot: its id
     except KeyError as e:
         raise CheckpointError(f"{folder / 'config.json'}: missing field {e}") from None
@@ -204,7 +173,7 @@ def _layers(hf: dict, fam: Family, config: ModelConfig) -> dict[str, torch.Tenso
         s, o = fam.layer.format(i=i), f"layers.{i}."
         q, k, v, att, norm0, fc1, fc2, norm1 = (s + n for n in fam.names)
         for p in ("weight", "bias"):
-            out[o + f"ops.0.qkv.{p}"] = torch.cat([hf[f"{n}.{p}"] for n in (q, k, v)])
+            out[o + f"ops.0.qkv.{p}"] = stack_qkv(hf, (q, k, v), p)
             for ours, theirs in (("ops.0.out", att), ("norms.0", norm0), ("ops.1.fc1", fc1), ("ops.1.fc2", fc2),
                                  ("norms.1", norm1)):
                 out[o + f"{ours}.{p}"] = hf[f"{theirs}.{p}"]
@@ -236,3 +205,24 @@ def mapped(fam: Family, fields: dict, folder: Path) -> tuple[ModelConfig, dict[s
     hf = read_weights(folder)
     config = hf_config(fields, fam, folder, with_head=has_head(hf, fam))
     return config, hf_state(hf, fam, config, folder)
+
+
+class Encoders(Format):
+    """The Hugging Face encoder families (FAMILIES): a family is one entry there, nothing else."""
+    name = "hf-encoder"
+    types = {t: f.title for t, f in FAMILIES.items()}
+
+    def recognises(self, fields: dict) -> bool:  # old BERT exports have no model_type
+        return fields.get("model_type", "bert" if "hidden_size" in fields else None) in FAMILIES
+
+    def judge(self, fields: dict, folder: Path) -> None:
+        family_of(fields, folder)
+
+    def load(self, folder: Path, fields: dict):
+        return family_of(fields, folder).load(fields, folder)
+
+    def reading(self, folder: Path, config: ModelConfig):
+        return read_tokenizer(folder, config.vocab_size)
+
+
+ENCODERS = Encoders()

@@ -44,34 +44,21 @@ encoder–decoder of ours (macaron.translation.model), two of our networks:
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import math
-import pickle
 import re
-import shutil
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 from ..config import ModelConfig
-from ..network.model import Model
-from ..translation.model import EncoderDecoder, TranslationConfig
+from ..network.positions import sinusoids
+from ..translation.model import TranslationConfig
+from .base import read_pickle
 from .folder import CheckpointError, require_finite
 from .moses_bpe import (
-    CLS,
     DICTIONARY_SPECIALS,
-    EOS,
     PAD,
     SPECIALS,
-    MosesBPE,
-    ReadingError,
-    TranslationReading,
-    iwslt14,
-    read_codes,
-    read_dictionary,
-    wmt14,
 )
 
 SOURCE = "converted.json"  # an imported folder's record of what it came from and what was converted
@@ -152,33 +139,11 @@ def read_checkpoint(file) -> dict:
     """The checkpoint's dict (args, model, optimizer_history, extra_state, ...), read with the weights-only
     unpickler and SAFE; a file that needs another type is refused by its name, unrun."""
     file = Path(file)
-    if not file.is_file():
-        raise CheckpointError(f"{file}: checkpoint file is missing")
-    try:
-        with torch.serialization.safe_globals(SAFE):
-            ckpt = torch.load(file, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as e:
-        found = re.search(r"GLOBAL (\S+) (?:was not an allowed|whose module)|unrecognized function (\S+)|"
-                          r"allowlisted via `add_safe_globals` but got (\S+)", str(e))
-        if found:
-            name = next(g for g in found.groups() if g).rstrip(".")
-            raise CheckpointError(f"{file}: refused: it needs {name}, which is not among the types a fairseq 0.6 "
-                                  f"checkpoint holds; nothing in it was run") from None
-        raise CheckpointError(f"{file}: damaged or truncated checkpoint ({_first_line(e)})") from None
-    except (EOFError, RuntimeError, OSError, ValueError, TypeError, KeyError, AttributeError, IndexError) as e:
-        raise CheckpointError(f"{file}: damaged or truncated checkpoint ({type(e).__name__}: {_first_line(e)})"
-                              ) from None
+    ckpt = read_pickle(file, SAFE, "checkpoint", "a fairseq 0.6 checkpoint")
     if not isinstance(ckpt, dict) or not isinstance(ckpt.get("args"), argparse.Namespace) \
             or not isinstance(ckpt.get("model"), dict):
         raise CheckpointError(f"{file}: not a fairseq checkpoint (it has no 'args' Namespace and 'model' weights)")
     return ckpt
-
-
-def _first_line(e: Exception) -> str:
-    text = str(e).strip()
-    if "WeightsUnpickler error:" in text:
-        text = text.split("WeightsUnpickler error:", 1)[1].strip()
-    return (text.splitlines() or [type(e).__name__])[0][:160]
 
 
 def refuse_unmapped(args: argparse.Namespace, file: Path) -> str:
@@ -254,17 +219,6 @@ def check_dictionary(symbols: list[str], specials: tuple[str, ...], rows: int, d
 
 
 # ---- the mapping ------------------------------------------------------------------------------------------------
-def fairseq_sinusoids(first: int, n: int, d: int) -> torch.Tensor:
-    """Rows first … first + n − 1 of fairseq's sinusoidal table (as tensor2tensor's): for position p and
-    i < d/2, sin(p·ω_i) in column i and cos(p·ω_i) in column d/2 + i, ω_i = 10000^(−i/(d/2 − 1)); an odd d has
-    a last column of zeros. Computed with the same float32 operations as fairseq's, so bit for bit its values."""
-    half = d // 2
-    freq = torch.exp(torch.arange(half, dtype=torch.float) * -(math.log(10000) / (half - 1)))
-    angles = torch.arange(first + n, dtype=torch.float)[first:, None] * freq[None]
-    table = torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
-    return F.pad(table, (0, 1)) if d % 2 else table
-
-
 def position_table(entries: Entries, side: str, learned: bool, none: bool, n: int, d: int) -> tuple[torch.Tensor, str]:
     """(our position table [n, d], what it came from) of one system (`side`: encoder, decoder): fairseq's positions
     start past the padding index (make_positions), so row i is its pad + 1 + i."""
@@ -275,7 +229,7 @@ def position_table(entries: Entries, side: str, learned: bool, none: bool, n: in
         if len(table) < n:
             raise CheckpointError(f"{entries.file}: {len(table)} learned positions for {n} in its args")
         return table, "its learned positions, from row pad + 1"
-    return fairseq_sinusoids(PAD + 1, n, d), "its sinusoids, from position pad + 1"
+    return sinusoids(n, d, start=PAD + 1, halves=True, fairseq=True), "its sinusoids, from position pad + 1"
 
 
 def _layout(macaron: bool, decoder: bool = False) -> list[tuple[str, str]]:
@@ -383,7 +337,7 @@ def translation_fields(args: argparse.Namespace, file: Path) -> dict:
         f[f"decoder_{k}"] = f[f"decoder_{k}"] or f["decoder_embed_dim"]
     f.update(arch=arch, macaron=bool(f["macaron"]), tied=bool(f["share_all_embeddings"]
                                                                or f["share_decoder_input_output_embed"]))
-    f["source_lang"], f["target_lang"] = _languages(args, arch, file)
+    f["source_lang"], f["target_lang"] = translation_languages(args, arch, file)
     why = None
     if f["adaptive_softmax_cutoff"] is not None:
         why = "an adaptive softmax head (adaptive_softmax_cutoff)"
@@ -399,7 +353,7 @@ def translation_fields(args: argparse.Namespace, file: Path) -> dict:
     return f
 
 
-def _languages(args, arch: str, file: Path) -> tuple[str, str]:
+def translation_languages(args, arch: str, file: Path) -> tuple[str, str]:
     """The task's source_lang and target_lang (translation.py infers them from the data's file names before it
     trains, so args hold them), else the architecture's name's pair (iwslt_de_en: de → en)."""
     found = re.search(r"_([a-z]{2})_([a-z]{2})(?:_|$)", arch)
@@ -483,190 +437,3 @@ def _shared(f: dict, entries: Entries, ours: dict, dictionaries, file: Path) -> 
 
 
 # ---- the folder ---------------------------------------------------------------------------------------------------
-def import_fairseq(checkpoint, dictionary=None, bpe_codes=None, out=None, name: str | None = None, *,
-                   source_dict=None, target_dict=None) -> Path:
-    """Read a fairseq 0.6 checkpoint of a mapped architecture (MAPPED, TRANSLATION), its dictionary (`dictionary`;
-    a translation model's may be two, `source_dict` and `target_dict`) and (if given) its BPE codes, check them and
-    write a model folder of ours at `out`: safetensors, config.json, tokenizer.json (the paper's reading,
-    macaron.formats.moses_bpe), README.md (the card) and converted.json. Every check runs before anything is written."""
-    checkpoint, out = Path(checkpoint), Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir()) and not (out / SOURCE).is_file()):
-        raise CheckpointError(f"{out}: exists and is not a folder this import wrote; give a new folder")
-    ckpt = read_checkpoint(checkpoint)
-    arch = refuse_unmapped(ckpt["args"], checkpoint)
-    files = _dictionary_files(arch, dictionary, source_dict, target_dict)
-    try:
-        specials = DICTIONARY_SPECIALS if arch in TRANSLATION else SPECIALS
-        symbols = [read_dictionary(f, specials) for f in files]
-        merges, rules = read_codes(bpe_codes) if bpe_codes else (None, "0.2")
-    except ReadingError as e:
-        raise CheckpointError(str(e)) from None
-    source = dict(dictionary=files[0].name, bpe_codes=Path(bpe_codes).name if bpe_codes else None)
-    try:
-        if arch in TRANSLATION:
-            config, state, facts = convert_translation(ckpt, (symbols[0], symbols[-1]), checkpoint,
-                                                       (files[0], files[-1]), name or out.name)
-            recipe = (iwslt14 if "iwslt" in arch or "iwslt" in str(getattr(ckpt["args"], "data", "")) else wmt14)(
-                config.source_lang)
-            reading = TranslationReading(MosesBPE(symbols[0], merges, rules, source, recipe), config.target_lang,
-                                         symbols[-1])
-            model, kind = EncoderDecoder(config, reading), "translation"
-        else:
-            config, state, facts = convert(ckpt, symbols[0], checkpoint, files[0], name or out.name)
-            model, kind = Model(config, MosesBPE(symbols[0], merges, rules, source)), "bert"
-        _fill(model, state, checkpoint, facts["arch"])
-    except CheckpointError:
-        raise
-    except (ValueError, TypeError, IndexError, RuntimeError) as e:  # a size its args do not allow, a wrong shape
-        raise CheckpointError(f"{checkpoint}: weights or args that do not fit together ({_first_line(e)})") from None
-    record = dict(source=f"fairseq 0.6 (Lu et al. 2019, {kind}/)",
-                  checkpoint=str(checkpoint.resolve()), sha256=_sha256(checkpoint), bytes=checkpoint.stat().st_size,
-                  dictionary=str(files[0].resolve()), target_dictionary=str(files[-1].resolve()),
-                  bpe_codes=str(Path(bpe_codes).resolve()) if bpe_codes else None, bpe_merges=len(merges or ()),
-                  bpe_rules=rules if merges else None, reading="approximate" if merges is None else "the paper's",
-                  **facts)
-    if kind == "bert":
-        del record["target_dictionary"]
-    else:
-        record["recipe"] = reading.source.recipe.name
-    _write(model, out, (translation_card if kind == "translation" else card)(model, record), record)
-    return out
-
-
-def _dictionary_files(arch: str, dictionary, source_dict, target_dict) -> list[Path]:
-    """[the dictionary] or, a translation model's given apart, [source's, target's]."""
-    if arch in TRANSLATION and (source_dict or target_dict):
-        if dictionary or not (source_dict and target_dict):
-            raise CheckpointError("give --dict (a joined dictionary), or both --source-dict and --target-dict")
-        return [Path(source_dict), Path(target_dict)]
-    if source_dict or target_dict:
-        raise CheckpointError(f"{arch} is a BERT model with one dictionary: give it as --dict")
-    if not dictionary:
-        raise CheckpointError("give the checkpoint's dictionary: --dict dict.txt"
-                              + (" (or --source-dict and --target-dict)" if arch in TRANSLATION else ""))
-    return [Path(dictionary)]
-
-
-def _fill(model, state: dict, checkpoint: Path, arch: str) -> None:
-    """Load our weights into the model, once each fits it: one message for the first misfits."""
-    expected = model.state_dict()
-    wrong = [f"{k}: {tuple(state[k].shape)} for {tuple(expected[k].shape)}" for k in expected
-             if k in state and state[k].shape != expected[k].shape]
-    missing = sorted(set(expected) - set(state))
-    if wrong or missing:
-        raise CheckpointError(f"{checkpoint}: weights do not fit {arch}'s args: "
-                              + "; ".join(wrong[:3] + [f"missing {m}" for m in missing[:3]]))
-    model.load_state_dict(state)
-
-
-def _write(model, out: Path, text: str, record: dict) -> None:
-    """The folder, written whole beside `out` and then moved into place."""
-    staging = out.parent / f".{out.name}.importing"
-    shutil.rmtree(staging, ignore_errors=True)
-    model.save(staging, card=text)
-    (staging / SOURCE).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-    if out.exists():
-        shutil.rmtree(out)
-    staging.rename(out)
-
-
-def _sha256(file: Path) -> str:
-    h = hashlib.sha256()
-    with open(file, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _card(title: str, what: str, rows: list[tuple[str, str]], converted: list[str], left_out: list[str]) -> str:
-    """A model card: where the weights came from (a table), what became of each part and what was left out."""
-    table = "\n".join(f"| {k} | {v} |" for k, v in rows)
-    return (f"# {title}\n\nThe paper's own {what} (Lu et al. 2019, *Understanding and Improving Transformer From a "
-            f"Multi-Particle Dynamic System Point of View*), imported from its fairseq 0.6 checkpoint by "
-            f"`python -m macaron import-fairseq`.\n\n| | |\n|---|---|\n{table}\n\n## Converted\n"
-            + "".join(f"- {x}\n" for x in converted if x)
-            + "\n## Left out\n" + "".join(f"- {x}\n" for x in left_out + ["the optimizer's state and the training "
-                                                                          "meters"])
-            + f"\n`{SOURCE}` records the source files and the architecture's fields.\n")
-
-
-def _source_rows(r: dict) -> list[tuple[str, str]]:
-    return [("source", f"`{Path(r['checkpoint']).name}` ({r['bytes']:,} bytes, sha256 `{r['sha256'][:16]}…`)")]
-
-
-def _tail_rows(model, r: dict) -> list[tuple[str, str]]:
-    return [("updates", f"{r['num_updates']:,}" if isinstance(r["num_updates"], int) else "not recorded"),
-            ("parameters", f"{model.num_parameters():,}"),
-            ("weights", f"float32 safetensors (the checkpoint's: {r['dtype']})")]
-
-
-def card(model: Model, r: dict) -> str:
-    """The model card of a BERT import: where the weights came from and what became of each part."""
-    c, f = model.config, r["fields"]
-    act = c.activation.upper()
-    layer = (f"Macaron: ½ FFN (ReLU), attention, ½ FFN ({act}); scheme `macaron` (Strang–Marchuk)" if f["macaron"]
-             else f"Transformer: attention, FFN ({act}); scheme `transformer` (Lie–Trotter)")
-    codes = Path(r["bpe_codes"]).name if r["bpe_codes"] else ""
-    reading = (f"Moses normalisation and tokenisation (no escaping), lower case, BPE with `{codes}` "
-               f"({r['bpe_merges']:,} merges), as bert/macaron-scripts read text" if r["bpe_merges"] else
-               "**approximate**: no BPE codes were given, so each word is split into the longest pieces of the "
-               "dictionary (Moses and lower case as the paper's)")
-    rows = _source_rows(r) + [
-        ("architecture", f"`{r['arch']}`: {c.n_layers} layers × {c.d_model}, {c.n_heads} heads, FFN "
-                         f"{f['encoder_ffn_embed_dim']}{' per half' if f['macaron'] else ''}"),
-        ("layer", f"{layer}; pre-LN, norms {'with' if c.norm_affine else 'without'} gain and bias"),
-        ("dictionary", f"`{Path(r['dictionary']).name}`: {c.vocab_size:,} entries (BertDictionary's "
-                       f"{len(SPECIALS)} specials, then its lines): token ids unchanged"),
-        ("reading", reading + f"; a sentence is <cls> … </s> (ids {CLS} and {EOS}), segment 1")] + _tail_rows(model, r)
-    head = f"the masked-word head: Linear → {act} → LayerNorm → the token embedding (tied), no bias" if r["head"] \
-        else None
-    converted = [f"the token embedding, times √d = {c.embedding_scale:.4g} (`embedding_scale`)",
-                 f"one position table: {r['positions']}",
-                 "every layer's attention (q, k, v stacked as fairseq's in_proj), FFNs and norms",
-                 "the final LayerNorm", head]
-    return _card(c.name, "model", rows, converted, r["left_out"])
-
-
-def translation_card(model: EncoderDecoder, r: dict) -> str:
-    """The model card of a translation import: the two systems, how text is read and written, what was converted."""
-    c, f = model.config, r["fields"]
-    e, d = c.encoder, c.decoder
-    pre = e.norm == "pre"
-    layer = ("Macaron: ½ FFN, attention, ½ FFN (every FFN ReLU); scheme `macaron` (Strang–Marchuk); the decoder's: "
-             "½ FFN, self-attention (causal), cross-attention, ½ FFN" if f["macaron"] else
-             "Transformer: attention, FFN (ReLU); scheme `transformer` (Lie–Trotter); the decoder's: self-attention "
-             "(causal), cross-attention, FFN")
-    norms = ("pre-LN (a final LayerNorm in each system)" if pre else
-             "post-LN (a LayerNorm after each residual sub-step, none on the embedding, no final one)")
-    codes = Path(r["bpe_codes"]).name if r["bpe_codes"] else ""
-    steps = {"iwslt14": "Moses tokenisation (escaped), lower case, as prepare-iwslt14.sh",
-             "wmt14": "Moses punctuation normalisation, non-printing characters removed, Moses tokenisation "
-                      "(escaped, hyphens split as @-@), cased, as prepare-wmt14en2de.sh"}[r["recipe"]]
-    bpe = (f"subword-nmt BPE with `{codes}` ({r['bpe_merges']:,} merges)" if r["bpe_merges"] else
-           "**approximate** BPE: no codes were given, so each word is split into the longest pieces of the dictionary")
-    joined = c.shared_embeddings or Path(r["dictionary"]) == Path(r["target_dictionary"])
-    dictionary = (f"`{Path(r['dictionary']).name}`, joined: {e.vocab_size:,} entries" if joined else
-                  f"`{Path(r['dictionary']).name}` ({e.vocab_size:,} entries) and `{Path(r['target_dictionary']).name}`"
-                  f" ({d.vocab_size:,})")
-    rows = _source_rows(r) + [
-        ("architecture", f"`{r['arch']}`, {c.source_lang} → {c.target_lang}: encoder {e.n_layers} layers × "
-                         f"{e.d_model}, {e.n_heads} heads; decoder {d.n_layers} × {d.d_model}, {d.n_heads} heads; FFN "
-                         f"{f['encoder_ffn_embed_dim']}{' per half' if f['macaron'] else ''}"),
-        ("layer", f"{layer}; {norms}"),
-        ("dictionary", f"{dictionary} (Dictionary's {len(DICTIONARY_SPECIALS)} specials, then its lines): ids "
-                       f"unchanged; a source is its pieces and </s> (id {EOS}), a target starts from </s>"),
-        ("reading", f"{steps}; {bpe}; the translation read back with its BPE removed and detokenised by Moses "
-                    f"({c.target_lang})"),
-        ("search", "fairseq's: beam 5, length penalty 1 (test-iwslt14.sh; its WMT14 scripts: beam 4, 0.6), at most "
-                   "200 words")] + _tail_rows(model, r)
-    embeddings = ("one token embedding for the source, the target and the next-word head (share_all_embeddings)"
-                  if c.shared_embeddings else "each system's token embedding; the next-word head "
-                  + ("tied to the decoder's" if d.lm_head_tied else "its own (embed_out)"))
-    converted = [f"{embeddings}, times √d = {e.embedding_scale:.4g} (`embedding_scale`)",
-                 f"each system's position table: {r['positions']['encoder']}"
-                 + ("" if r["positions"]["decoder"] == r["positions"]["encoder"] else
-                    f" (the decoder's: {r['positions']['decoder']})"),
-                 "every layer's self-attention (q, k, v stacked as fairseq's in_proj), the decoder's cross-attention "
-                 "(encoder_attn's in_proj split: q from the target, k and v from the source), FFNs and LayerNorms",
-                 "each system's final LayerNorm" if pre else "no embedding LayerNorm (`embedding_norm: false`)"]
-    return _card(c.name, "translation model", rows, converted, r["left_out"])

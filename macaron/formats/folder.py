@@ -1,8 +1,8 @@
 """The checkpoint folder format: config.json, safetensors shards (≤ 15 MiB each) with an index,
 tokenizer.json and a model card README.md. Nothing pickled is ever read.
 
-This module reads and writes the files and knows nothing of the network (Model.save calls `save`);
-macaron.sources.loading builds a Model from a folder, ours or a Hugging Face family's (macaron.formats.encoders).
+This module reads and writes the files and knows nothing of the network (Model.save calls `save`); formats.ours
+reads our folders' configs, formats.registry tells every format's folder from the others.
 
 A tensor larger than a shard (the 8k × 512 embedding is 16 MiB) is stored as row blocks
 named `<name>.__part<i>` and joined again on load.
@@ -18,7 +18,6 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file
 from tokenizers import Tokenizer
 
-from ..config import ModelConfig
 from .moses_bpe import MosesBPE, ReadingError, is_moses_bpe
 
 MAX_SHARD_BYTES = 14 * 2**20  # tensor bytes; headers stay well inside the 15 MiB limit
@@ -30,11 +29,6 @@ FACTS = "training.json"  # a trained folder's facts (macaron.train writes them, 
 
 class CheckpointError(RuntimeError):
     """A checkpoint folder that cannot be loaded; the message names the file and the problem."""
-
-
-# a folder with vocab.txt or vocab.json + merges.txt only: transformers converts them to the one format we read
-NO_TOKENIZER = ("its folder has no tokenizer.json, which transformers writes with "
-                "AutoTokenizer.from_pretrained(folder).save_pretrained(folder)")
 
 
 # ---- saving ---------------------------------------------------------------------------
@@ -128,50 +122,6 @@ def read_metrics(file: Path) -> list[dict]:
         if isinstance(row, dict):
             rows.append(row)
     return rows
-
-OURS, HF_BERT, ENCODER_DECODER, HF_MARIAN = "macaron", "hf-bert", "encoder-decoder", "hf-marian"
-
-
-def read_config(folder: Path) -> tuple[str, dict]:
-    """(format, fields) of the folder's config.json: the one place that reads it and tells ours (a 'scheme' field;
-    an encoder–decoder of ours, macaron.translation.model: an 'encoder' and a 'decoder' config with one each) from a
-    Hugging Face config (a 'model_type' or 'hidden_size'; macaron.formats.encoders judges its family; a Marian
-    translation model's, macaron.formats.marian)."""
-    file = folder / "config.json"
-    fields = read_json(file)
-    if not isinstance(fields, dict):
-        raise CheckpointError(f"{file}: expected a JSON object")
-    if all(isinstance(fields.get(k), dict) and "scheme" in fields[k] for k in ("encoder", "decoder")):
-        return ENCODER_DECODER, fields
-    if "scheme" in fields:
-        return OURS, fields
-    if fields.get("model_type") == "marian":
-        return HF_MARIAN, fields
-    if "model_type" in fields or "hidden_size" in fields:
-        return HF_BERT, fields
-    raise CheckpointError(f"{file}: neither a Macaron Explorer config (no 'scheme') nor a Hugging Face config "
-                          f"(no 'model_type' / 'hidden_size')")
-
-
-def translates(folder) -> bool:
-    """Whether a folder holds a translation model (an encoder–decoder of ours, or a Hugging Face config that says
-    is_encoder_decoder): the pages that open one particle system leave it to the Translate page. False for a folder
-    that does not read (the page that opens it says why)."""
-    try:
-        kind, fields = read_config(Path(folder))
-    except (CheckpointError, OSError):
-        return False
-    return kind == ENCODER_DECODER or fields.get("is_encoder_decoder") is True
-
-
-def model_config(fields: dict, folder: Path) -> ModelConfig:
-    try:
-        config = ModelConfig.from_dict(fields)
-    except (TypeError, ValueError) as e:
-        raise CheckpointError(f"{folder / 'config.json'}: {e}") from None
-    config.name = config.name or folder_name(folder)
-    return config
-
 
 def folder_name(folder: Path) -> str:
     """A model's name from its folder: the folder's own; a package's nested model/ folder its parent's; a snapshot

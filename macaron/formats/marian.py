@@ -27,22 +27,21 @@ starts from decoder_start_token_id (opus-mt: <pad>), which bad_words_ids [[pad]]
 """
 from __future__ import annotations
 
-import pickle
 import re
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from ..config import ModelConfig
-from ..translation.model import EncoderDecoder, Generation, TranslationConfig
-from .folder import CheckpointError, folder_name, read_json, read_weights, require_finite
+from ..network.positions import sinusoids
+from ..translation.model import Generation, TranslationConfig
+from .base import CONFIG, TOKENIZER, TOKENIZER_EXTRAS, Format, activation, finite_state, read_pickle, stack_qkv
+from .folder import INDEX, SINGLE, CheckpointError, folder_name, read_json, read_weights
 from .moses_bpe import Encoding, ReadingError
 
 BIN = "pytorch_model.bin"  # the older Hub folders' weights: a pickle, read as data only (weights_only)
 READING = ("source.spm", "target.spm", "vocab.json")  # what MarianTokenizer reads (with tokenizer_config.json)
-ACTIVATIONS = {"swish": "silu", "silu": "silu", "gelu": "gelu", "relu": "relu", "gelu_new": "gelu_tanh",
-               "gelu_pytorch_tanh": "gelu_tanh"}
+GENERATION = "generation_config.json"  # the search's settings, read where a folder has them
 SPIECE_UNDERLINE = "▁"
 CODE = re.compile(r">>.*?<<")  # a multilingual model's target language code, >>fra<<, before the text
 # GenerationConfig fields whose processors generate_search does not reproduce: (field, the value that leaves it off)
@@ -54,13 +53,6 @@ UNMAPPED = (("repetition_penalty", 1.0), ("encoder_repetition_penalty", 1.0), ("
 
 def is_marian(fields: dict) -> bool:
     return fields.get("model_type") == "marian"
-
-
-def sinusoids(n: int, d: int) -> torch.Tensor:
-    """MarianSinusoidalPositionalEmbedding.create_weight: rows 0 … n − 1, sin(p·ω_i) in column i and cos(p·ω_i) in
-    column ⌈d/2⌉ + i, ω_i = 10000^(−2i/d), computed in float64 as numpy does there, then float32."""
-    angles = np.arange(n)[:, None] / np.power(10000, 2 * (np.arange(d) // 2) / d)[None, :]
-    return torch.from_numpy(np.concatenate([np.sin(angles[:, 0::2]), np.cos(angles[:, 1::2])], axis=1)).float()
 
 
 # ---- config.json and generation_config.json -------------------------------------------------------------------
@@ -77,7 +69,7 @@ def generation(folder: Path, fields: dict) -> tuple[Generation, tuple[int, int, 
     """(the search's settings, (decoder_start_token_id, eos_token_id, pad_token_id)) as transformers' generate reads
     them: generation_config.json where the folder has one, else config.json's fields; transformers' defaults for
     those they leave out. A setting whose processor we do not reproduce is refused by name."""
-    file = folder / "generation_config.json"
+    file = folder / GENERATION
     g = read_json(file) if file.is_file() else fields
     where = file if file.is_file() else folder / "config.json"
     try:
@@ -107,13 +99,12 @@ def generation(folder: Path, fields: dict) -> tuple[Generation, tuple[int, int, 
 
 def _system(fields: dict, side: str, vocab_size: int, name: str) -> ModelConfig:
     """Our config of one system (`side`: encoder or decoder) of a Marian config.json."""
-    d, act = fields["d_model"], fields.get("activation_function", "gelu")
-    if act not in ACTIVATIONS:
-        raise ValueError(f"activation_function {act!r} is not mapped; these are: {', '.join(ACTIVATIONS)}")
+    d = fields["d_model"]
     decoder = side == "decoder"
     return ModelConfig(
         scheme="transformer", norm="post", embedding_norm=False, d_model=d, n_layers=fields[f"{side}_layers"],
-        n_heads=fields[f"{side}_attention_heads"], ffn_total=fields[f"{side}_ffn_dim"], activation=ACTIVATIONS[act],
+        n_heads=fields[f"{side}_attention_heads"], ffn_total=fields[f"{side}_ffn_dim"],
+        activation=activation(fields.get("activation_function", "gelu"), "activation_function"),
         dropout=0.0, vocab_size=vocab_size, max_len=fields.get("max_position_embeddings", 1024), attention="dot",
         position="learned", layer_norm_eps=1e-5, pad_id=fields["pad_token_id"], mlm_head=False,
         embedding_scale=d ** 0.5 if fields.get("scale_embedding") else 1.0, causal=decoder, cross_attention=decoder,
@@ -129,7 +120,7 @@ def marian_config(fields: dict, folder: Path, unk: int) -> TranslationConfig:
         vocab = fields["vocab_size"]
         target_vocab = vocab if shared else (fields.get("decoder_vocab_size") or vocab)
         settings, (start, eos, pad) = generation(folder, fields)
-        source_lang, target_lang = _languages(folder)
+        source_lang, target_lang = languages_of(folder)
         return TranslationConfig(_system(fields, "encoder", vocab, name),
                                  _system(fields, "decoder", target_vocab, name),
                                  shared_embeddings=shared and fields.get("tie_word_embeddings", True),
@@ -141,7 +132,7 @@ def marian_config(fields: dict, folder: Path, unk: int) -> TranslationConfig:
         raise CheckpointError(f"{folder / 'config.json'}: {e}") from None
 
 
-def _languages(folder: Path) -> tuple[str, str]:
+def languages_of(folder: Path) -> tuple[str, str]:
     """(source, target) language: tokenizer_config.json's, else the opus-mt name's (opus-mt-de-en), else ''."""
     tokenizer = _tokenizer_config(folder)
     found = re.search(r"opus-mt-([a-zA-Z_]+)-([a-zA-Z_]+)$", folder_name(folder))
@@ -163,29 +154,18 @@ def read_marian_weights(folder: Path) -> dict[str, torch.Tensor]:
     read with torch's weights-only unpickler (tensors and containers; nothing in it runs)."""
     if not (folder / BIN).is_file() or list(folder.glob("*.safetensors")):
         return read_weights(folder)
-    file = folder / BIN
-    try:
-        state = torch.load(file, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, EOFError, RuntimeError, OSError, ValueError, TypeError, KeyError,
-            AttributeError, IndexError) as e:
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:160]
-        raise CheckpointError(f"{file}: damaged or truncated weights, or not torch's ({first})") from None
-    if not isinstance(state, dict) or not all(torch.is_tensor(t) for t in state.values()):
-        raise CheckpointError(f"{file}: not a state dict of tensors")
-    for key, t in state.items():
-        require_finite(file, key, t)
-    return state
+    return finite_state(folder / BIN, read_pickle(folder / BIN))
 
 
 def _attention(w: dict, theirs: str, mine: str, cross: bool) -> dict:
     """One attention's weights: q, k, v stacked (ours), or q apart and k, v stacked (a cross-attention's)."""
     out = {}
     for p in ("weight", "bias"):
-        q, k, v = (w[f"{theirs}{n}_proj.{p}"] for n in "qkv")
         if cross:
-            out[f"{mine}q.{p}"], out[f"{mine}kv.{p}"] = q, torch.cat([k, v])
+            out[f"{mine}q.{p}"] = w[f"{theirs}q_proj.{p}"]
+            out[f"{mine}kv.{p}"] = stack_qkv(w, (f"{theirs}k_proj", f"{theirs}v_proj"), p)
         else:
-            out[f"{mine}qkv.{p}"] = torch.cat([q, k, v])
+            out[f"{mine}qkv.{p}"] = stack_qkv(w, tuple(f"{theirs}{n}_proj" for n in "qkv"), p)
         out[f"{mine}out.{p}"] = w[f"{theirs}out_proj.{p}"]
     return out
 
@@ -242,8 +222,8 @@ def marian_state(weights: dict, config: TranslationConfig, folder: Path) -> dict
         out = _tables(w, config, folder)
         for side, c in (("encoder", config.encoder), ("decoder", config.decoder)):
             stored = w.get(f"{side}.embed_positions.weight")  # older exports keep the table; transformers reads it
-            out[f"{side}.position_embedding.weight"] = stored if stored is not None else sinusoids(c.max_len,
-                                                                                                 c.d_model)
+            out[f"{side}.position_embedding.weight"] = stored if stored is not None else \
+                sinusoids(c.max_len, c.d_model, halves=True, dtype=torch.float64)  # transformers' own table
             for i in range(c.n_layers):
                 out |= {f"{side}.{k}": t for k, t in _layer(w, f"{side}.layers.{i}.", f"layers.{i}.",
                                                             side == "decoder").items()}
@@ -378,18 +358,47 @@ def _vocab(file: Path) -> dict[str, int]:
     return vocab
 
 
-# ---- the folder ---------------------------------------------------------------------------------------------------
-def load(folder: Path, fields: dict) -> tuple[EncoderDecoder, dict[str, torch.Tensor]]:
-    """(the encoder–decoder, our weights) of a Marian folder: config.json, its reading's files, then the weights; a
-    wrong file is named before a larger one is read."""
-    reading = MarianReading.from_folder(folder)
-    config = marian_config(fields, folder, reading.source.unk)
-    for side, c in ((reading.source, config.encoder), (reading.target, config.decoder)):
-        if side.get_vocab_size() > c.vocab_size:
-            raise CheckpointError(f"{folder}: the vocabulary has {side.get_vocab_size():,} ids for "
-                                  f"{c.vocab_size:,} embeddings (config.json)")
-    if reading.target.eos != config.eos_id:
-        raise CheckpointError(f"{folder}: vocab.json's </s> is id {reading.target.eos}, the config's eos_token_id "
-                              f"{config.eos_id}")
-    model = EncoderDecoder(config, reading)
-    return model, marian_state(read_marian_weights(folder), config, folder)
+# ---- the format ---------------------------------------------------------------------------------------------------
+class Marian(Format):
+    """A Marian folder: config.json, its reading's files (MarianTokenizer's), then the weights; a wrong file is named
+    before a larger one is read. The older Hub folders' weights are pytorch_model.bin, read as data only."""
+    name, translates = "hf-marian", True
+    types = {"marian": "Marian"}
+    weights = (SINGLE, INDEX, BIN)
+    files = (TOKENIZER, *TOKENIZER_EXTRAS, *READING, "target_vocab.json")
+    settings = (GENERATION,)
+    judged_with = (CONFIG, GENERATION)
+
+    def recognises(self, fields: dict) -> bool:
+        return fields.get("model_type") == "marian"
+
+    def judge(self, fields: dict, folder: Path) -> None:  # its search's settings too, before any weight comes
+        marian_config(fields, folder, unk=0)
+
+    def needs(self, listed: set[str]) -> tuple[str, ...]:
+        missing = [f for f in READING if f not in listed]
+        if missing:
+            raise CheckpointError(f"a Marian model without {', '.join(missing)} on the Hub: its text could not be "
+                                  f"read as MarianTokenizer reads it")
+        return tuple(f for f in (*self.files, *self.settings) if f in listed)
+
+    def load(self, folder: Path, fields: dict):
+        config = self.config(folder, fields, self.reading(folder, None))
+        return config, marian_state(read_marian_weights(folder), config, folder)
+
+    def config(self, folder: Path, fields: dict, reading: MarianReading) -> TranslationConfig:
+        config = marian_config(fields, folder, reading.source.unk)
+        for side, c in ((reading.source, config.encoder), (reading.target, config.decoder)):
+            if side.get_vocab_size() > c.vocab_size:
+                raise CheckpointError(f"{folder}: the vocabulary has {side.get_vocab_size():,} ids for "
+                                      f"{c.vocab_size:,} embeddings (config.json)")
+        if reading.target.eos != config.eos_id:
+            raise CheckpointError(f"{folder}: vocab.json's </s> is id {reading.target.eos}, the config's "
+                                  f"eos_token_id {config.eos_id}")
+        return config
+
+    def reading(self, folder: Path, config) -> MarianReading:
+        return MarianReading.from_folder(folder)
+
+
+MARIAN = Marian()

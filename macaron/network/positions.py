@@ -16,14 +16,24 @@ from torchdiffeq import odeint
 from ..config import ModelConfig
 
 
-def sinusoids(T: int, d: int, device=None, start: int = 0) -> torch.Tensor:
-    """[T, d]: the sinusoid encodings of positions start, start + 1, ..."""
-    pos = torch.arange(start, start + T, device=device, dtype=torch.float32)[:, None]
-    freq = torch.exp(torch.arange(0, d, 2, device=device, dtype=torch.float32) * (-math.log(10000.0) / d))
-    table = torch.zeros(T, d, device=device)
-    table[:, 0::2] = torch.sin(pos * freq)
-    table[:, 1::2] = torch.cos(pos * freq[: d // 2])
-    return table
+def sinusoids(T: int, d: int, device=None, start: int = 0, *, halves: bool = False, fairseq: bool = False,
+              dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """[T, d] float32, the one sinusoid table: positions start … start + T − 1 as sin(p·ω_i) and cos(p·ω_i),
+    ω_i = 10000^(−2i/d) (Vaswani et al.). Ours interleave them (sin in the even columns, cos in the odd); `halves`
+    puts them side by side, [sin | cos], as fairseq's and Marian's tables do (an odd d: one sine more). `fairseq`:
+    fairseq's rate, ω_i = 10000^(−i/(d/2 − 1)) over d // 2 frequencies (an odd d's last column zero). Computed in
+    `dtype` (Marian's: float64, as transformers' numpy) with each source's operations, so each is its table."""
+    m = d // 2 if fairseq else (d + 1) // 2
+    step, scale = (1, m - 1) if fairseq else (2, d)
+    freq = torch.exp(torch.arange(0, step * m, step, device=device, dtype=dtype) * -(math.log(10000) / scale))
+    angles = torch.arange(start, start + T, device=device, dtype=dtype)[:, None] * freq
+    sin, cos = torch.sin(angles), torch.cos(angles[:, : d // 2])
+    if halves:
+        table = torch.cat([sin, cos], dim=1)
+        return nn.functional.pad(table, (0, d - table.shape[1])).float()
+    table = torch.zeros(T, d, device=device, dtype=dtype)
+    table[:, 0::2], table[:, 1::2] = sin, cos
+    return table.float()
 
 
 class Dynamics(nn.Module):

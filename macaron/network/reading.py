@@ -10,8 +10,11 @@ from dataclasses import dataclass
 import torch
 
 from ..config import ModelConfig
-from ..formats.folder import NO_TOKENIZER
 from ..trajectory import MASK_TOKEN
+
+# a folder with vocab.txt or vocab.json + merges.txt only: transformers converts them to the one format we read
+NO_TOKENIZER = ("its folder has no tokenizer.json, which transformers writes with "
+                "AutoTokenizer.from_pretrained(folder).save_pretrained(folder)")
 
 FLOATER_MAX_TOKENS = 4096  # FLOATER extends past max_len; this bound keeps a trace within memory
 

@@ -22,9 +22,9 @@ from pathlib import Path
 import plotly.io as pio
 
 from .. import lesson
-from ..formats.folder import NO_TOKENIZER, CheckpointError
+from ..formats.folder import CheckpointError
 from ..lab import toy
-from ..network.reading import InputError
+from ..network.reading import NO_TOKENIZER, InputError
 from ..schemes import SCHEMES
 from ..sources.loading import load
 from ..sources.locate import locate

@@ -3,12 +3,12 @@
     macaron.load("bert-base-uncased")            # the Hub cache's copy; downloaded once where it is missing
     python -m macaron fetch google-bert/bert-base-uncased
 
-Only what the explorer reads is fetched: config.json, the safetensors weights (model.safetensors, or the index
-and its shards) and the tokenizer's files. Before any file is downloaded, the Hub's file list is read
-(HfApi.model_info with the files' sizes): a repository without safetensors weights is refused (a pickle is never
-loaded; a Marian translation model's pytorch_model.bin is read as data only, macaron.formats.marian), as is one of a
-family we do not map (when the Hub names its model_type) and one larger than the limit (MACARON_HUB_MAX_GB, default 2);
-then config.json alone, judged as a local folder's is (macaron.formats.encoders.family_of), and only then the weights.
+Only what the explorer reads is fetched: config.json, the weights and the files its format reads text with
+(formats.registry: the format names them; this module names no family). Before any file is downloaded, the Hub's file
+list is read (HfApi.model_info with the files' sizes): a repository without safetensors weights is refused (a pickle is
+never loaded; a format whose older folders hold pickled weights reads them as data only), as is one of a family no
+format maps (when the Hub names its model_type) and one larger than the limit (MACARON_HUB_MAX_GB, default 2); then
+config.json alone, judged as a local folder's is (formats.registry.read), and only then the weights.
 No code from a repository is ever run.
 
 The Hub's own settings are read when a name is opened, not when the module is imported: HF_HUB_CACHE (else
@@ -28,23 +28,16 @@ from typing import Callable
 import tqdm
 from huggingface_hub import constants
 
-from ..formats.decoders import DECODERS
-from ..formats.encoders import FAMILIES, LOADS, family_of
-from ..formats.folder import HF_MARIAN, INDEX, OURS, SINGLE, CheckpointError, read_config
-from ..formats.marian import BIN, READING, marian_config
+from ..formats import registry
+from ..formats.base import CONFIG
+from ..formats.folder import INDEX, SINGLE, CheckpointError
 
-CONFIG = "config.json"
 SHARDS = "model-*-of-*.safetensors"
-WEIGHTS = (SINGLE, INDEX, SHARDS)
-TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "vocab.json",
-             "merges.txt")
-MARIAN_READING = ("source.spm", "target.spm", "target_vocab.json")  # a Marian model's text (macaron.formats.marian)
-GENERATION = "generation_config.json"
-TRANSLATION = (*MARIAN_READING, GENERATION)  # what a Marian model is downloaded with beside the rest
-# What a cached snapshot is read for. The cache's file list calls a snapshot incomplete when a pattern names a listed
-# file it lacks, so not what only a Marian model is downloaded with and other repositories list too (pytorch_model.bin,
-# generation_config.json: GPT-2's snapshots never had it); complete() asks a Marian snapshot for its pickle.
-PATTERNS = (CONFIG, *WEIGHTS, *TOKENIZER, *MARIAN_READING)
+# What a cached snapshot is read for: config.json, safetensors weights and every file a format may fetch. The cache's
+# file list calls a snapshot incomplete when a pattern names a listed file it lacks, so not the files a format reads
+# only where they are (its `settings`: Marian's generation_config.json, which GPT-2's snapshots never had) nor a
+# format's other weights (Marian's pytorch_model.bin): complete() asks a snapshot's format for those.
+PATTERNS = tuple(dict.fromkeys((CONFIG, SINGLE, INDEX, SHARDS, *(f for fmt in registry.FORMATS for f in fmt.files))))
 PICKLES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".h5", ".msgpack")
 DEFAULT_MAX_GB = 2.0
 # a Hub id: "name" or "owner/name"; letters, digits, '-', '_', '.'; no '--' or '..' (the Hub refuses those)
@@ -119,14 +112,13 @@ def complete(folder: Path) -> bool:
         except (OSError, ValueError, AttributeError):
             return False
         return bool(shards) and all((folder / s).is_file() for s in shards)
-    return (folder / SINGLE).is_file() or (folder / BIN).is_file() and _marian(folder)
-
-
-def _marian(folder: Path) -> bool:
-    try:
-        return read_config(folder)[0] == HF_MARIAN
+    if (folder / SINGLE).is_file():
+        return True
+    try:  # a format's other weights (Marian's pytorch_model.bin, read as data only)
+        fmt = registry.recognise(registry.fields_of(folder))
     except CheckpointError:
         return False
+    return fmt is not None and any((folder / w).is_file() for w in fmt.weights)
 
 
 def cached(name: str, revision: str = "main") -> Path | None:
@@ -152,9 +144,7 @@ def listed() -> dict[str, Path]:
             folder = _main_snapshot(repo)
             if folder is None or not complete(folder):
                 continue
-            kind, fields = read_config(folder)
-            if kind not in (OURS, HF_MARIAN):
-                family_of(fields, folder)
+            registry.read(folder)
         except (CheckpointError, OSError):  # a repository that does not load here is not listed
             continue
         out[repo.name.removeprefix("models--").replace("--", "/")] = folder
@@ -219,11 +209,6 @@ def _ask(call, name: str, revision: str):
                        f"reached: is this machine offline? ({type(e).__name__}: {e})", missing=True) from None
 
 
-def family_known(model_type: str) -> bool:
-    """Whether a Hugging Face model_type is one of the families we map (encoders and decoders)."""
-    return model_type in FAMILIES or model_type in DECODERS or model_type == "marian"
-
-
 def plan(name: str, revision: str = "main", limit: int | None = None) -> Plan:
     """The files a download of `name` would fetch and their size, from the Hub's file list, or a HubError that
     refuses it: no safetensors weights, a family we do not map, no tokenizer.json, larger than `limit`
@@ -237,29 +222,26 @@ def plan(name: str, revision: str = "main", limit: int | None = None) -> Plan:
                 name, revision)
     sizes = {s.rfilename: s.size for s in info.siblings or []}
     model_type = (info.config or {}).get("model_type") if isinstance(info.config, dict) else None
-    marian = model_type == "marian"
+    fmt = registry.of_type(model_type)
     if INDEX in sizes:
         weights = [INDEX] + [f for f in sizes if fnmatch(f, SHARDS)]
     else:
-        weights = [SINGLE] if SINGLE in sizes else [BIN] if marian and BIN in sizes else []
+        weights = [w for w in (fmt.weights if fmt else (SINGLE,)) if w in sizes and w != INDEX][:1]
     if not weights:
         pickled = sorted(f for f in sizes if f.endswith(PICKLES) and "/" not in f)
         raise HubError(f"{name}: no safetensors weights on the Hub ({SINGLE} or {INDEX})"
                        + (f", only {', '.join(pickled)}" if pickled else "")
                        + "; Macaron Explorer reads safetensors only and never loads a pickle. A safetensors "
                          "conversion may wait in the repository's pull requests")
-    if model_type and not family_known(model_type):
-        raise HubError(f"{name}: model_type {model_type!r}, a family this explorer does not map. These load: {LOADS}")
+    if fmt is None:
+        raise HubError(f"{name}: model_type {model_type!r}, a family this explorer does not map. These load: "
+                       f"{registry.LOADS}")
     if CONFIG not in sizes:
         raise HubError(f"{name}: no config.json on the Hub; not a model folder this explorer reads")
-    if marian and any(f not in sizes for f in READING):
-        raise HubError(f"{name}: a Marian model without {', '.join(f for f in READING if f not in sizes)} on the "
-                       f"Hub: its text could not be read as MarianTokenizer reads it")
-    if not marian and "tokenizer.json" not in sizes:
-        raise HubError(f"{name}: no tokenizer.json on the Hub, so the explorer could not read text with it. "
-                       f"Make a folder by hand: download it, and with transformers "
-                       f"AutoTokenizer.from_pretrained(folder).save_pretrained(folder); then open the folder")
-    files = tuple([CONFIG] + weights + [f for f in (*TOKENIZER, *(TRANSLATION if marian else ())) if f in sizes])
+    try:
+        files = (CONFIG, *weights, *fmt.needs(set(sizes)))
+    except CheckpointError as e:
+        raise HubError(f"{name}: {e}") from None
     unknown = [f for f in files if sizes.get(f) is None]
     if unknown:
         raise HubError(f"{name}: the Hub did not say how large {', '.join(unknown)} is; not downloaded")
@@ -296,20 +278,18 @@ def reporting(progress: Progress) -> type[tqdm.tqdm]:
 
 def download(name: str, revision: str = "main", progress: Progress | None = None, limit: int | None = None) -> Path:
     """`name` downloaded into the Hub cache after plan() allowed it: config.json first, judged as a local folder's
-    is (family_of names a family we do not map before any weight comes), then the rest with a progress bar (a
-    terminal bar on stderr, or `progress(bytes done, total)`). Returns the snapshot folder."""
+    is (formats.registry.read names a family or setting we do not map before any weight comes), then the rest with a
+    progress bar (a terminal bar on stderr, or `progress(bytes done, total)`). Returns the snapshot folder."""
     from huggingface_hub import hf_hub_download, snapshot_download
 
     p = plan(name, revision, limit)
     where = dict(revision=revision, cache_dir=cache_dir(), endpoint=endpoint())
     config = Path(_ask(lambda: hf_hub_download(name, CONFIG, **where), name, revision))
-    kind, fields = read_config(config.parent)
-    if kind == HF_MARIAN:  # its config and its search's settings judged too, before any weight comes
-        if GENERATION in p.files:
-            _ask(lambda: hf_hub_download(name, GENERATION, **where), name, revision)
-        marian_config(fields, config.parent, unk=0)
-    elif kind != OURS:
-        family_of(fields, config.parent)
+    fmt = registry.recognise(registry.fields_of(config.parent))
+    for file in fmt.judged_with if fmt else ():  # what its judge reads besides config.json (Marian's search settings)
+        if file != CONFIG and file in p.files:
+            _ask(lambda: hf_hub_download(name, file, **where), name, revision)
+    registry.read(config.parent)  # judged as a local folder's is: a family or setting we do not map named here
     bar = TerminalBar if progress is None else reporting(progress)
     folder = Path(_ask(lambda: snapshot_download(name, allow_patterns=list(p.files), tqdm_class=bar, **where),
                        name, revision))

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import torch
 
-from ..formats.folder import FACTS, CheckpointError, model_config, read_config, read_facts, read_metrics, read_tokenizer
+from ..formats.folder import FACTS, CheckpointError, read_facts, read_metrics
+from ..formats.ours import NETWORK, model_config
+from ..formats.registry import fields_of
 from ..network.model import build
 from .locate import locate
 
@@ -101,11 +103,10 @@ def milestones(path_or_name) -> list[Milestone]:
 
 def random_start(folder: Path, facts: dict, device=None):
     """The untrained model of a run, rebuilt from its seed and checked against the recorded checksum."""
-    kind, fields = read_config(folder)
-    config = model_config(fields, folder)
+    config = model_config(fields_of(folder), folder)
     with torch.random.fork_rng(devices=[]):  # the caller's random state is left as it was
         torch.manual_seed(int(facts.get("seed", 0)))
-        model = build(config, read_tokenizer(folder, config.vocab_size))
+        model = build(config, NETWORK.reading(folder, config))
     if param_checksum(model) != facts["init_sha256"]:
         raise CheckpointError(f"{folder / FACTS}: the random start rebuilt from seed {facts.get('seed', 0)} does not "
                               f"match the recorded checksum (another torch version may initialise differently)")

@@ -263,7 +263,7 @@ def convert(checkpoint: Path, dictionary: Path | None, bpe_codes: Path | None, o
     """The fairseq importer (macaron.formats.fairseq): the checkpoint (read as data only), its dictionary (a translation
     model's two: `source_dict`, `target_dict`) and BPE codes (None where the release has none: the reading is then
     approximate, and the card says so) to our folder `out`."""
-    from ..formats.fairseq import import_fairseq  # sacremoses and the importer, only when a release is converted
+    from ..formats.fairseq_import import import_fairseq  # sacremoses and the importer, only when a release is converted
 
     return import_fairseq(checkpoint, dictionary, bpe_codes, out, name=Path(out).name, source_dict=source_dict,
                           target_dict=target_dict)
