@@ -91,6 +91,8 @@ FAMILIES = {  # name: (transformers class, config, tokenizer, sub-step modules)
                 byte_bpe, bert_like),
     "xlm-roberta": ("XLMRobertaForMaskedLM", lambda v: dict(SMALL, vocab_size=v, max_position_embeddings=42),
                     lambda: unigram(["<s>", "<pad>", "</s>", "<unk>", "<mask>"], "<s>", "</s>"), bert_like),
+    "camembert": ("CamembertForMaskedLM", lambda v: dict(SMALL, vocab_size=v, max_position_embeddings=42),
+                  lambda: unigram(["<s>", "<pad>", "</s>", "<unk>", "<mask>"], "<s>", "</s>"), bert_like),
     "distilbert": ("DistilBertForMaskedLM", lambda v: dict(vocab_size=v, dim=32, n_layers=3, n_heads=4, hidden_dim=64,
                                                            max_position_embeddings=40, sinusoidal_pos_embds=True),
                    wordpiece, distil_steps),

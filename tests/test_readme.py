@@ -34,7 +34,7 @@ def test_the_library_examples_run_and_say_what_they_print(monkeypatch):
                 said = ast.literal_eval(m["claim"]) if m["claim"].startswith("'") else eval(m["claim"])
                 assert (value if isinstance(value, str | tuple) else value.shape) == said, line
                 claims += 1
-    assert claims == 4 and len(shown) == 3  # the shapes, the label; learning, particles and compare drawn
+    assert claims == 5 and len(shown) == 3  # the shapes, the label, the kind; learning, particles and compare drawn
     assert namespace["traj_a"].tokens == namespace["traj_b"].tokens
 
 

@@ -61,6 +61,7 @@ FAMILIES: dict[str, Family] = {
                     "cls.predictions.decoder.weight")),
     "roberta": Family("RoBERTa", **_ROBERTA),
     "xlm-roberta": Family("XLM-RoBERTa", **_ROBERTA),
+    "camembert": Family("CamemBERT", **_ROBERTA),
     "distilbert": Family(
         "DistilBERT", "distilbert.", "transformer.layer.{i}.",
         ("attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin", "sa_layer_norm", "ffn.lin1",
