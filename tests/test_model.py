@@ -322,19 +322,20 @@ def test_unknown_name_lists_shipped_models():
 
 
 def test_nothing_pickled_is_loaded():
-    """No pickle is read, but the paper's fairseq checkpoints by macaron/fairseq.py (issue 58) and an older Marian
-    folder's pytorch_model.bin by macaron/marian.py (issue 59): once each, with torch's weights-only unpickler (the
-    fairseq reader allowing only the types it lists; tests/test_fairseq.py and tests/test_marian.py: a hostile one
-    runs nothing)."""
-    readers = {ROOT / "macaron" / "fairseq.py": "safe_globals(SAFE)", ROOT / "macaron" / "marian.py": ""}
+    """No pickle is read but by the one reader, macaron/formats/base.py's read_pickle: once, with torch's weights-only
+    unpickler and only the types its caller allows; the paper's fairseq checkpoints (issue 58, the types it lists)
+    and an older Marian folder's pytorch_model.bin (issue 59) go through it (tests/test_fairseq.py and
+    tests/test_marian.py: a hostile one runs nothing)."""
+    formats = ROOT / "macaron" / "formats"
+    reader = (formats / "base.py").read_text()
+    assert reader.count("torch.load(") == 1 and "weights_only=True)" in reader and "safe_globals(" in reader
+    assert "read_pickle(file, SAFE" in (formats / "fairseq.py").read_text()
+    assert "read_pickle(folder / BIN)" in (formats / "marian.py").read_text()
     for p in [*(ROOT / "macaron").rglob("*.py"), *(ROOT / "app").rglob("*.py")]:
         code = p.read_text()
-        if p in readers:
-            assert code.count("torch.load(") == 1 and "weights_only=True)" in code and readers[p] in code
-            assert "pickle.load" not in code and "weights_only=False" not in code
-            continue
-        for banned in ("import pickle", "torch.load(", "pickle.load", "weights_only=False"):
-            assert banned not in code, p
+        assert "pickle.load" not in code and "weights_only=False" not in code, p
+        if p != formats / "base.py":
+            assert "import pickle" not in code and "torch.load(" not in code, p
 
 
 # ---- bring your own model --------------------------------------------------------------
