@@ -637,12 +637,12 @@ def shipped_tiny(models_dir, tmp_path, monkeypatch):
     import shutil
 
     import explorer_state as state
-    from macaron.formats import folder as checkpoint
+    from macaron.sources import shipped
 
     folder = tmp_path / "pretrained"
     for name in ("tiny-transformer", "tiny-macaron"):
         shutil.copytree(models_dir / name, folder / name)
-    monkeypatch.setattr(checkpoint, "PRETRAINED", folder)
+    monkeypatch.setattr(shipped, "PRETRAINED", folder)
     monkeypatch.setattr(state, "PRETRAINED", folder)
     return folder
 
