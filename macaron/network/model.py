@@ -160,10 +160,7 @@ class Model(nn.Module):
         if cfg.lm_head and cfg.lm_head_bias:  # a bias on the next-word logits (Marian's final_logits_bias)
             self.lm_bias = nn.Parameter(torch.zeros(cfg.vocab_size))
         self.apply(_init_weights)
-        # A weight used in several places (shared layers, tied halves) is stored once, under its first name
-        self.aliases = _aliases(self)
-        self.register_state_dict_post_hook(_drop_aliases)
-        self.register_load_state_dict_pre_hook(_fill_aliases)
+        store_shared_once(self)  # shared layers, tied halves
 
     # ---- the computation -------------------------------------------------------------
     @property
@@ -292,7 +289,7 @@ class Model(nn.Module):
         `Trajectory.truncated` says how many tokens were dropped. Token ids are traced as given.
         `program`: the layers' operators in another arrangement (see forward).
         """
-        single = isinstance(text_or_ids, str) or _is_id_list(text_or_ids)
+        single = isinstance(text_or_ids, str) or is_id_list(text_or_ids)
         items = [text_or_ids] if single else list(text_or_ids)
         out: list = [None] * len(items)
         for i, traj in self.iter_trace(items, max_tokens, program=program, batch_size=batch_size,
@@ -312,7 +309,7 @@ class Model(nn.Module):
         rows = [self.read(x, max_tokens) if isinstance(x, str) else self.reader.ids(x) for x in items]
         texts = [x if isinstance(x, str) else "" for x in items]
         batches = length_batches([len(r[0]) for r in rows], batch_size, batch_tokens or self.batch_tokens)
-        steps, meta = self._steps(program), self._meta(program)
+        steps, meta = self.trace_steps(program), self.trace_meta(program)
         bar = None
         if progress:
             from tqdm.auto import tqdm
@@ -321,32 +318,16 @@ class Model(nn.Module):
             ids, attention_mask, _ = self._as_batch([rows[i][0] for i in batch])
             record: list = []
             final = self(ids, attention_mask, record, program)
-            yield from zip(batch, self._trajectories([rows[i] for i in batch], [texts[i] for i in batch], record,
-                                                     final, steps, meta))
+            yield from zip(batch, recorded_trajectories([rows[i] for i in batch], [texts[i] for i in batch], record,
+                                                        final, steps, meta))
             if bar is not None:
                 bar.update(len(batch))
         if bar is not None:
             bar.close()
 
-    def _trajectories(self, rows, texts, record, final, steps, meta, source_lengths=None) -> list[Trajectory]:
-        """One Trajectory per row of a traced batch; each device array is copied to the host once. A cross-attention
-        sub-step's matrix is cut to the row's source, `source_lengths[b]` tokens."""
-        states = torch.stack([r.state for r in record], 1).float().cpu().numpy()  # [B, S, T, d]
-        mixing = [None if r.mixing is None else r.mixing.float().cpu().numpy() for r in record[1:]]  # [B, H, T, T|S]
-        final = final.float().cpu().numpy()
-        out = []
-        for b, ((token_ids, tokens, dropped, guess_at), text) in enumerate(zip(rows, texts)):
-            T = len(token_ids)
-            cols = {CROSS: source_lengths[b] if source_lengths else None}
-            mix = [None if m is None else m[b, :, :T, :cols.get(step.kind, T)].copy() for m, step in zip(mixing, steps)]
-            out.append(Trajectory(tokens=tokens, token_ids=list(token_ids), states=states[b, :, :T].copy(),
-                                  steps=list(steps), mixing=mix, final=final[b, :T].copy(), meta=dict(meta), text=text,
-                                  truncated=dropped, guess_at=guess_at))
-        return out
-
-    def _steps(self, program=None) -> list[Step]:
-        """One Step per sub-step of the program; the clock counts program entries, so a repeated
-        layer continues the time after the last one."""
+    def trace_steps(self, program=None) -> list[Step]:
+        """One Step per sub-step of the program (a Trajectory's steps); the clock counts program entries, so a
+        repeated layer continues the time after the last one."""
         steps = []
         for p, (i, plan) in enumerate(self.program() if program is None else program):
             subs = [Sub(self.layers[i].scheme[k].kind, h) for k, h, _ in plan]
@@ -356,7 +337,8 @@ class Model(nn.Module):
                       for s, t, (_, _, n) in zip(subs, substep_times(subs), plan)]
         return steps
 
-    def _meta(self, program=None) -> dict:
+    def trace_meta(self, program=None) -> dict:
+        """What a Trajectory of this model's `program` says of how it was computed (its meta)."""
         c = self.config
         meta = dict(model=c.name, scheme=c.scheme, norm=c.norm, attention=c.attention, position=c.position,
                     d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads, step=c.step, device=str(self.device),
@@ -374,7 +356,7 @@ class Model(nn.Module):
         if torch.is_tensor(token_ids) and token_ids.dim() == 2:
             ids = token_ids.to(self.device)
             return ids, ids != self.config.pad_id, False
-        single = _is_id_list(token_ids)
+        single = is_id_list(token_ids)
         rows = [self.reader.ids(r)[0] for r in ([token_ids] if single else token_ids)]
         T = max(map(len, rows))
         ids = torch.full((len(rows), T), self.config.pad_id, dtype=torch.long)
@@ -394,11 +376,42 @@ class Model(nn.Module):
         return save(self, path, card, dtype)
 
 
-def _is_id_list(x) -> bool:
+def recorded_trajectories(rows: Sequence[Row], texts: Sequence[str], record: list[Intermediate], final: torch.Tensor,
+                          steps: list[Step], meta: dict, source_lengths: Sequence[int] | None = None
+                          ) -> list[Trajectory]:
+    """One Trajectory per row of a recorded batch (Model.forward's `record` and final states [B, T, d], the rows
+    the model read, Model.trace_steps and trace_meta); each device array is copied to the host once. A
+    cross-attention sub-step's matrix is cut to the row's source, `source_lengths[b]` tokens."""
+    states = torch.stack([r.state for r in record], 1).float().cpu().numpy()  # [B, S, T, d]
+    mixing = [None if r.mixing is None else r.mixing.float().cpu().numpy() for r in record[1:]]  # [B, H, T, T|S]
+    final = final.float().cpu().numpy()
+    out = []
+    for b, ((token_ids, tokens, dropped, guess_at), text) in enumerate(zip(rows, texts)):
+        T = len(token_ids)
+        cols = {CROSS: source_lengths[b] if source_lengths else None}
+        mix = [None if m is None else m[b, :, :T, :cols.get(step.kind, T)].copy() for m, step in zip(mixing, steps)]
+        out.append(Trajectory(tokens=tokens, token_ids=list(token_ids), states=states[b, :, :T].copy(),
+                              steps=list(steps), mixing=mix, final=final[b, :T].copy(), meta=dict(meta), text=text,
+                              truncated=dropped, guess_at=guess_at))
+    return out
+
+
+def is_id_list(x) -> bool:
+    """Whether x is one sentence's token ids (a 1-D tensor or array, or a non-empty list of ints), not a text or a
+    batch."""
     if torch.is_tensor(x) or isinstance(x, np.ndarray):
         return x.ndim == 1
     return isinstance(x, Sequence) and not isinstance(x, str) and len(x) > 0 and \
         all(isinstance(i, (int, np.integer)) for i in x)
+
+
+def store_shared_once(module: nn.Module) -> None:
+    """A weight a module uses in several places (shared layers, tied halves, a shared embedding table) is stored
+    once, under its first name: `module.aliases` {alias: first name}, left out of its state_dict and filled back in
+    when one is loaded."""
+    module.aliases = _aliases(module)
+    module.register_state_dict_post_hook(_drop_aliases)
+    module.register_load_state_dict_pre_hook(_fill_aliases)
 
 
 def _aliases(module: nn.Module) -> dict[str, str]:

@@ -36,7 +36,7 @@ from torch import nn
 from ..config import ModelConfig
 from ..formats.folder import CheckpointError, default_card, read_facts, save
 from ..formats.moses_bpe import EOS, PAD, UNK, ReadingError, TranslationReading, is_moses_bpe_pair
-from ..network.model import Model, _aliases, _drop_aliases, _fill_aliases, _is_id_list
+from ..network.model import Model, is_id_list, recorded_trajectories, store_shared_once
 from ..network.operators import KeyValueCache, SourceSystem
 from ..network.reading import InputError
 from ..schemes import CROSS
@@ -337,9 +337,7 @@ class EncoderDecoder(nn.Module):
         self.decoder = Model(config.decoder, tokenizer.target if tokenizer else None)
         if config.shared_embeddings:  # one table for the source, the target and the next-word head
             self.decoder.token_embedding = self.encoder.token_embedding
-        self.aliases = _aliases(self)  # a shared table is stored once, under the encoder's name
-        self.register_state_dict_post_hook(_drop_aliases)
-        self.register_load_state_dict_pre_hook(_fill_aliases)
+        store_shared_once(self)  # a shared table is stored once, under the encoder's name
 
     @property
     def device(self) -> torch.device:
@@ -361,7 +359,7 @@ class EncoderDecoder(nn.Module):
             if dropped:
                 raise InputError(f"The sentence reads as {len(ids) + dropped} tokens, more than the "
                                  f"{self.config.encoder.max_len} positions this model's encoder has: shorten it.")
-        elif _is_id_list(text_or_ids):
+        elif is_id_list(text_or_ids):
             ids, tokens, _, _ = self.encoder.reader.ids(text_or_ids)
             c = self.config
             if ids[-1] != c.eos_id or c.pad_id in ids:
@@ -472,9 +470,9 @@ class EncoderDecoder(nn.Module):
         """(one system's Trajectory, its final states [1, T, d]): every sub-step recorded."""
         record: list = []
         final = model(torch.tensor([row[0]], device=self.device), None, record, source=source)
-        meta = dict(model._meta(), system=system, translation=self.config.name)
-        traj = model._trajectories([row], [text], record, final, model._steps(), meta,
-                                   [source_length] if source_length else None)[0]
+        meta = dict(model.trace_meta(), system=system, translation=self.config.name)
+        traj = recorded_trajectories([row], [text], record, final, model.trace_steps(), meta,
+                                     [source_length] if source_length else None)[0]
         return traj, final
 
     def save(self, path, card: str | None = None, dtype: torch.dtype | None = None):
