@@ -536,7 +536,7 @@ def test_incremental_decoding_gives_the_full_pass_next_words(kw):
     import torch.nn.functional as F
 
     from macaron.network.operators import KeyValueCache, SourceSystem
-    from macaron.translation.model import NextWord
+    from macaron.translation.search import NextWord
 
     decoder = tiny(causal=True, lm_head=True, mlm_head=False, dropout=0.0, **kw)
     source = SourceSystem(torch.randn(1, 5, 32), None) if kw.get("cross_attention") else None
@@ -564,7 +564,7 @@ def test_a_synthesizer_decoder_is_read_whole_at_every_step():
     """Synthesized attention has no keys to keep: NextWord runs each prefix whole, and gives the full pass."""
     import torch.nn.functional as F
 
-    from macaron.translation.model import NextWord
+    from macaron.translation.search import NextWord
 
     decoder = tiny(causal=True, lm_head=True, mlm_head=False, dropout=0.0, attention="dense")
     step = NextWord(decoder, None)

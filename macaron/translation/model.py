@@ -10,40 +10,42 @@ through the decoder (a Model too: causal, with a next-word head), whose layers a
     m.target_logits(source_ids, target_ids)   [len(target_ids) + 1, V]: row k the next word after the start token and
                                               target_ids[:k]
 
-A model translates as its own code does. The paper's models (macaron.formats.fairseq) by fairseq 0.6's SequenceGenerator
-(the paper's translation/fairseq/sequence_generator.py and search.py) on one sentence, `beam_search`: the decoder
-starts from </s>; beam search keeps the `beam` best hypotheses by their summed log-probabilities, <pad> never chosen,
-no </s> before the first word, a hypothesis finished when </s> is among the `beam` best candidates, stopping as soon
-as `beam` are finished (its default, stop_early), each scored by its summed log-probability over its length **
-lenpen; beam 1 is its greedy search. At most a·|source| + b words (a = 0, b = 200, its defaults), then every live
-hypothesis ends. Token ids are fairseq's Dictionary's (<pad> 1, </s> 2, <unk> 3): TranslationConfig's defaults.
-Hugging Face Marian models (macaron.formats.marian) by transformers' `generate` (`generate_search`, its Generation
-settings from the model's generation_config.json), starting from the model's decoder_start_token_id. Both searches
-read the decoder one new word a step (NextWord: incremental decoding, as fairseq's and transformers' own).
+A model translates as its own code does (macaron.translation.search): the paper's models (macaron.formats.fairseq)
+by fairseq 0.6's SequenceGenerator on one sentence (FairseqBeam), Hugging Face Marian models (macaron.formats.marian)
+by transformers' `generate` (TransformersGenerate, its Generation settings from the model's generation_config.json).
+Both read the decoder one new word a step (NextWord: incremental decoding, as fairseq's and transformers' own).
 """
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ..config import ModelConfig
 from ..formats.folder import CheckpointError, default_card, read_facts, save
 from ..formats.moses_bpe import EOS, PAD, UNK, ReadingError, TranslationReading, is_moses_bpe_pair
 from ..network.model import Model, is_id_list, recorded_trajectories, store_shared_once
-from ..network.operators import KeyValueCache, SourceSystem
+from ..network.operators import SourceSystem
 from ..network.reading import InputError
 from ..schemes import CROSS
 from ..trajectory import Trajectory
+from .search import (
+    MAX_LEN_A,
+    MAX_LEN_B,
+    NEW_TOKENS,
+    FairseqBeam,
+    Generation,
+    Hypothesis,
+    NextWord,
+    Specials,
+    TransformersGenerate,
+)
 
-MAX_LEN_A, MAX_LEN_B = 0.0, 200  # generate.py's --max-len-a and --max-len-b: at most a·|source| + b words
-MIN_LEN = 1                       # --min-len: no </s> before the first word
 BEAM = 5                          # the paper's beam (test-iwslt14.sh)
 SOURCE, TARGET = "source", "target"  # which particle system a Trajectory is (its meta["system"])
 # Sentences to translate, by source language: German's "Bank" is a bench and a bank, English's "bank" a bank and a
@@ -57,36 +59,6 @@ EXAMPLES = {
     "es": ("Me senté en el banco del parque.", "Llevé el dinero al banco.",
            "Tenemos que hablar del futuro de nuestros hijos.", "Esa es una muy buena idea."),
 }
-NEW_TOKENS = 20                   # transformers' max_length when no config sets one: 20 tokens after the start
-SHUT = -1.0e9                     # transformers' beam search: the score that takes a hypothesis out of the running
-
-
-class Specials(NamedTuple):
-    """The token ids a search reads: the decoder's first input, the end of a sentence, padding (never chosen), the
-    unknown word."""
-
-    start: int = EOS
-    eos: int = EOS
-    pad: int = PAD
-    unk: int = UNK
-
-
-@dataclass
-class Generation:
-    """transformers' GenerationConfig, the fields `generate` reads for one sentence without sampling (the others are
-    refused where a model's files set them: macaron.formats.marian): its defaults are transformers'."""
-
-    num_beams: int = 1
-    length_penalty: float = 1.0
-    early_stopping: bool | str = False   # True: stop at num_beams finished; False: a heuristic; "never"
-    max_length: int | None = None        # the decoder's ids, the start included (None: NEW_TOKENS after the start)
-    min_length: int = 0                  # no </s> while the decoder's ids are fewer
-    banned: tuple[int, ...] = ()         # bad_words_ids of one token each (Marian's [[pad]])
-    forced_eos_token_id: int | None = None  # the one word allowed at the last place max_length leaves
-    renormalize_logits: bool = False     # log-softmax again after the bans
-
-    def __post_init__(self):
-        self.banned = tuple(self.banned)  # JSON gives a list
 
 
 @dataclass
@@ -142,15 +114,6 @@ class TranslationConfig:
         return cls(**d)
 
 
-class Hypothesis(NamedTuple):
-    """A finished hypothesis of the search: its words and </s>, its score (summed log-probability over its length **
-    lenpen) and each word's log-probability."""
-
-    tokens: list[int]
-    score: float
-    positional: list[float]
-
-
 @dataclass
 class Translation:
     """What `translate` gives: both particle systems' trajectories and the words."""
@@ -164,166 +127,6 @@ class Translation:
     lenpen: float = 1.0  # the length penalty that score was divided by (its length to this power)
 
 
-def beam_search(next_logprobs: Callable[[torch.Tensor], torch.Tensor], beam: int, maxlen: int, vocab_size: int,
-                lenpen: float = 1.0, unkpen: float = 0.0, min_len: int = MIN_LEN,
-                specials: Specials = Specials()) -> list[Hypothesis]:
-    """fairseq 0.6's SequenceGenerator._generate for one sentence, BeamSearch, stop_early and normalised scores (the
-    module's text); `next_logprobs(prefixes [n, t]) -> [n, V]` the log-probabilities of the word after each prefix.
-    The finished hypotheses, best first."""
-    start, eos, pad, unk = specials
-    beam = min(beam, vocab_size - 1)  # pad is never chosen
-    prefixes = torch.full((1, 1), start, dtype=torch.long)  # the decoder's input so far, one row per live hypothesis
-    scores = torch.zeros(1, 0)  # each live hypothesis' summed log-probability after each of its words
-    done: list[Hypothesis] = []
-
-    def finish(row: int, total: float, step: int):
-        if len(done) < beam:
-            words = prefixes[row, 1:].tolist() + [eos]
-            done.append(Hypothesis(words, total / (step + 1) ** lenpen, _positional(scores[row].tolist() + [total])))
-
-    for step in range(maxlen + 1):
-        lprobs = next_logprobs(prefixes).float().cpu()
-        lprobs[:, pad] = float("-inf")
-        lprobs[:, unk] -= unkpen
-        totals = lprobs + scores[:, -1:] if step else lprobs  # [n, V]: summed log-probability with each next word
-        if step == maxlen:  # out of room: every live hypothesis ends with </s>, the likeliest first
-            for row in totals[:, eos].argsort(descending=True).tolist():
-                finish(row, float(totals[row, eos]), step)
-            break
-        best, flat = totals.view(-1).topk(min(2 * beam, totals.numel() - 1))  # 2·beam: half may be </s>
-        rows, words = flat // vocab_size, flat % vocab_size
-        ends = (words == eos).tolist()
-        if step >= min_len:
-            for j in range(beam):
-                if ends[j]:
-                    finish(int(rows[j]), float(best[j]), step)
-            if len(done) == beam:
-                break
-        live = sorted(range(len(words)), key=lambda j: (ends[j], j))[:beam]  # the best that did not end
-        prefixes = torch.cat([prefixes[rows[live]], words[live, None]], dim=1)
-        scores = torch.cat([scores[rows[live]], best[live, None]], dim=1)
-    return sorted(done, key=lambda h: h.score, reverse=True)
-
-
-def _positional(summed: list[float]) -> list[float]:
-    """Each word's log-probability, from the running sums after each word."""
-    return [b - a for a, b in zip([0.0] + summed, summed)]
-
-
-def generate_search(next_logprobs: Callable[[torch.Tensor], torch.Tensor], beam: int, max_length: int,
-                    generation: Generation, specials: Specials, lenpen: float | None = None) -> list[Hypothesis]:
-    """transformers' GenerationMixin.generate for one sentence without sampling (generation/utils.py): beam 1 its
-    greedy search (_sample: the best word each step), more its beam search (_beam_search). `max_length` counts the
-    decoder's ids, the start included. Each step's log-probabilities pass its logits processors in its order:
-    `banned` words and, below min_length, </s> to −∞; at the last place max_length leaves, only forced_eos_token_id;
-    renormalised if renormalize_logits. A hypothesis ends at </s> or max_length. The finished hypotheses, best
-    first, each scored by its summed log-probability over its length (</s> counted) ** length_penalty."""
-    g, (start, eos, _, _) = generation, specials
-    lenpen = g.length_penalty if lenpen is None else lenpen
-
-    def processed(prefixes: torch.Tensor) -> torch.Tensor:  # _get_logits_processor's, for these settings
-        lprobs = next_logprobs(prefixes).float().cpu()
-        lprobs[:, list(g.banned)] = float("-inf")
-        if prefixes.shape[1] < g.min_length:
-            lprobs[:, eos] = float("-inf")
-        if g.forced_eos_token_id is not None and prefixes.shape[1] == max_length - 1:
-            lprobs = torch.full_like(lprobs, float("-inf"))
-            lprobs[:, g.forced_eos_token_id] = 0
-        return F.log_softmax(lprobs, dim=-1) if g.renormalize_logits else lprobs
-
-    prefixes = torch.full((1, 1), start, dtype=torch.long)
-    if beam == 1:  # greedy: the best word, until </s> or max_length
-        summed = [0.0]
-        while prefixes.shape[1] < max_length and (prefixes.shape[1] == 1 or prefixes[0, -1] != eos):
-            lprobs = processed(prefixes)[0]
-            word = int(lprobs.argmax())
-            summed.append(summed[-1] + float(lprobs[word]))
-            prefixes = torch.cat([prefixes, torch.tensor([[word]])], dim=1)
-        words = prefixes[0, 1:].tolist()
-        return [Hypothesis(words, summed[-1] / len(words) ** lenpen, _positional(summed[1:]))]
-    return _beams(processed, prefixes.expand(beam, 1), max_length, lenpen, g.early_stopping, eos)
-
-
-def _beams(processed, prefixes: torch.Tensor, max_length: int, lenpen: float, early_stopping, eos: int
-           ) -> list[Hypothesis]:
-    """transformers' _beam_search on one sentence: each step the 2·beam best continuations of the live hypotheses;
-    those of the first `beam` that end (</s>, or max_length reached) compete for the `beam` finished places, scored
-    by length ** lenpen; the best `beam` that do not end live on. It stops when no live hypothesis can still beat the
-    worst finished one (early_stopping False: judged at its present length; "never": at max_length), when `beam`
-    are finished (early_stopping True), or when every continuation ends."""
-    beam = len(prefixes)
-    live = torch.full((beam,), SHUT)
-    live[0] = 0.0  # one hypothesis to start from: the others are copies, kept out of the first choice
-    sums = torch.zeros(beam, 0)  # each live hypothesis' summed log-probability after each of its words
-    finished: list[list[int] | None] = [None] * beam
-    finished_sums: list[list[float]] = [[]] * beam
-    finished_scores = torch.full((beam,), SHUT)
-    is_finished = torch.zeros(beam, dtype=torch.bool)
-    hopeful = True  # whether a live hypothesis may still beat the worst finished one
-    while True:
-        length = prefixes.shape[1]  # the decoder's ids so far, the start included
-        lprobs = processed(prefixes)
-        V = lprobs.shape[1]
-        best, flat = (lprobs + live[:, None]).view(-1).topk(2 * beam)
-        rows, words = flat // V, flat % V
-        candidates = torch.cat([prefixes[rows], words[:, None]], dim=1)
-        candidate_sums = torch.cat([sums[rows], best[:, None]], dim=1)
-        ends = (words == eos) | (length + 1 >= max_length)
-        # the live hypotheses of the next step: the best `beam` that did not end
-        alive = best + ends.float() * SHUT
-        keep = alive.topk(beam).indices
-        prefixes, live, sums = candidates[keep], alive[keep], candidate_sums[keep]
-        # the finished ones: an ending among the first `beam` candidates, by its length ** lenpen
-        scores = best / (length ** lenpen)
-        scores = scores + float(early_stopping is True and bool(is_finished.all())) * SHUT + float(not hopeful) * SHUT
-        ending = ends & (torch.arange(2 * beam) < beam)
-        scores = scores + (~ending).float() * SHUT
-        merged = torch.cat([finished_scores, scores])
-        picked = merged.topk(beam).indices.tolist()
-        tokens = finished + [c[1:].tolist() for c in candidates]
-        all_sums = finished_sums + candidate_sums.tolist()
-        finished, finished_sums = [tokens[i] for i in picked], [all_sums[i] for i in picked]
-        finished_scores, is_finished = merged[picked], torch.cat([is_finished, ending])[picked]
-        # could a live hypothesis still beat the worst finished one? (_check_early_stop_heuristic)
-        at = max_length - 1 if early_stopping == "never" and lenpen > 0 else length
-        could = live[0] / (at ** lenpen) > torch.where(is_finished, finished_scores.min(), torch.tensor(SHUT))
-        hopeful = hopeful and bool(could.any())
-        if not hopeful or (early_stopping is True and bool(is_finished.all())) or bool(ends.all()):
-            break
-    return [Hypothesis(t, float(s), _positional(sm)) for t, s, sm, f in
-            zip(finished, finished_scores, finished_sums, is_finished) if f]
-
-
-class NextWord:
-    """The decoder as a search reads it: prefixes [n, t] -> [n, V], the log-probabilities of the word after each,
-    by incremental decoding (KeyValueCache). Causal attention makes a prefix's keys and values depend on its own
-    words only, so the row of the last call's prefixes that is a prefix without its newest word holds them: only
-    the newest word is run. A call whose prefixes do not all extend the last call's (the first) runs them whole, as
-    does every call of a decoder whose attention is synthesized (its logits are no keys to keep)."""
-
-    def __init__(self, decoder: Model, source: SourceSystem):
-        self.decoder, self.source = decoder, source
-        self.incremental = decoder.config.attention == "dot"
-        self.cache, self.read = KeyValueCache(), None  # the keys and values of `read`, the last call's prefixes
-
-    def __call__(self, prefixes: torch.Tensor) -> torch.Tensor:
-        prefixes = prefixes.to(self.decoder.device)
-        rows = self._parents(prefixes) if self.incremental else None
-        if rows is None:
-            self.cache, new = KeyValueCache() if self.incremental else None, prefixes
-        else:
-            self.cache.select(rows)
-            new = prefixes[:, -1:]
-        hidden = self.decoder(new, None, source=self.source, cache=self.cache)[:, -1]
-        self.read = prefixes
-        return F.log_softmax(self.decoder.head(hidden).float(), dim=-1)
-
-    def _parents(self, prefixes: torch.Tensor) -> torch.Tensor | None:
-        """For each prefix the row of the last call's that is it without its newest word, or None if one has none."""
-        if self.read is None or prefixes.shape[1] != self.read.shape[1] + 1:
-            return None
-        same = (prefixes[:, None, :-1] == self.read[None]).all(-1)  # [n, rows read]
-        return same.int().argmax(1) if bool(same.any(1).all()) else None
 
 
 class EncoderDecoder(nn.Module):
@@ -450,11 +253,9 @@ class EncoderDecoder(nn.Module):
         maxlen = min(maxlen, c.decoder.max_len - 2)
         if maxlen < 1:
             raise InputError(f"max_tokens={max_tokens}: give at least one word")
-        next_logprobs = NextWord(self.decoder, memory)
-        if g is None:
-            return beam_search(next_logprobs, beam, maxlen, c.decoder.vocab_size, lenpen, unkpen,
-                               specials=c.specials)[0]
-        return generate_search(next_logprobs, beam, maxlen + 2, g, c.specials, lenpen)[0]  # the start, maxlen, </s>
+        search = FairseqBeam(beam, maxlen, c.decoder.vocab_size, lenpen, unkpen, specials=c.specials) if g is None \
+            else TransformersGenerate(beam, maxlen + 2, g, c.specials, lenpen)  # max_length: the start, maxlen, </s>
+        return search.run(NextWord(self.decoder, memory))[0]
 
     @torch.no_grad()
     def trace_target(self, source, target_ids) -> Trajectory:
