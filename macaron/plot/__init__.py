@@ -7,12 +7,14 @@ results in, Plotly figures out (call .show() in a notebook, or to_html for a fil
 One style for all of them lives in macaron.plot.style.
 """
 from .compare import cka, compare, lines_over_depth, overlay
+from .guesses import attribution_html, logit_lens
 from .lab import convergence, kappa_curves, layer_bars, model_colors, ratio_histogram, slope_rows, toy_particles
 from .learning import learning
-from .particles import attribution_html, displacement, displacement_heatmap, logit_lens, mixing_heatmap, particles
+from .particles import mixing_heatmap, particles
 from .race import curves as race_curves
 from .race import differences as race_differences
 from .race import gaps as race_gaps
+from .rhythm import displacement, displacement_heatmap
 from .style import to_html
 from .translation import move_shares
 

@@ -32,8 +32,9 @@ from ..sources.milestones import Milestone, milestones
 from ..sources.shipped import available, default_pair, resolve
 from ..studies import analysis, orders
 from .compare import compare
+from .guesses import logit_lens
 from .lab import convergence, toy_particles
-from .particles import logit_lens, particles
+from .particles import particles
 from .style import model_label
 
 WIDTH = 1040          # every figure's width in pixels: a 1280-wide screen and a landscape A4 page both hold it
