@@ -10,9 +10,8 @@ import streamlit as st
 import explorer_cache as cache
 import explorer_state as state
 import lab_cache
-from macaron import plot
+from macaron import lab, plot
 from macaron.formats.folder import CheckpointError
-from macaron.lab import toy
 from macaron.plot.lab import model_colors, slope_text
 from macaron.plot.style import SchemeStyle, scheme_name, scheme_style
 from macaron.schemes import SCHEMES
@@ -98,11 +97,11 @@ def section_particles(o: dict) -> None:
     if "unsplit" in shown and o["solver"] == "exact":
         st.caption("Unsplit Euler appears with Euler sub-steps only: with exact sub-flows, the unsplit step "
                    "*is* the exact flow.")
-    final = {s: float(toy.distance(v[-1], visible.exact[-1])) for s, v in visible.schemes.items()}
+    final = {s: float(lab.distance(v[-1], visible.exact[-1])) for s, v in visible.schemes.items()}
     msg = ("Black dots: the exact flow; grey curves: the paths the particles really take. Each scheme's particle "
            "is joined to its exact position by a line of its colour. **▶ Play** steps through the layers; the "
            "chart on the right is the RMS distance to the exact particles over time.")
-    if final and all(toy.is_roundoff(e) for e in final.values()):
+    if final and all(lab.is_roundoff(e) for e in final.values()):
         msg += (" Every scheme shown is exact here, up to round-off (F and G commute, or β = 0 switches F off): the "
                 "scheme particles sit on the black dots.")
     elif "lie-trotter" in final and "strang" in final and final["strang"] > 0 and final["lie-trotter"] > 0:
@@ -183,11 +182,11 @@ def section_orders(o: dict) -> None:
     section_random()
 
 
-def _verdict(s: toy.ConvergenceStudy, o: dict) -> str:
+def _verdict(s: lab.ConvergenceStudy, o: dict) -> str:
     """One sentence on what the log-log plot shows for the current settings (measured, not assumed)."""
     solver = o["solver"]
     lt, sm = s.local_error["lie-trotter"][solver], s.local_error["strang"][solver]
-    if toy.is_roundoff(lt) and toy.is_roundoff(sm):
+    if lab.is_roundoff(lt) and lab.is_roundoff(sm):
         return ("Both splittings are exact here (F and G commute, or β = 0 switches F off): the errors are "
                 "round-off, and their 'slopes' mean nothing.")
     slope_lt = slope_text(s.local_slope["lie-trotter"][solver], lt)
@@ -287,7 +286,7 @@ def section_untied(o: dict) -> None:
     eps = st.select_slider("How far apart the halves are: ε", lab_cache.EPSILONS[1:], key="l_eps",
                            format_func=lambda v: f"{v:g}")
     tied, untied = (lab_cache.untied_study(o["kind"], o["n"], o["beta"], e) for e in (0.0, eps))
-    merged = toy.ConvergenceStudy(tied.system, tied.gammas, tied.horizon, tied.n_steps)
+    merged = lab.ConvergenceStudy(tied.system, tied.gammas, tied.horizon, tied.n_steps)
     for key, study, name in (("lie-trotter", tied, "lie-trotter"), ("tied", tied, "strang"),
                              ("untied", untied, "strang")):
         for field in ("local_error", "global_error", "local_slope", "global_slope"):

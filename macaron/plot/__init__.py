@@ -1,5 +1,5 @@
-"""Every figure the explorer shows, as pure functions: trajectories, macaron.studies.analysis and macaron.lab.toy
-results in, Plotly figures out (call .show() in a notebook, or to_html for a file that opens offline).
+"""Every figure the explorer shows, as pure functions: trajectories, macaron.studies.analysis and macaron.lab results
+in, Plotly figures out (call .show() in a notebook, or to_html for a file that opens offline).
 
     proj = analysis.project(traj)
     plot.particles(traj, proj).show()
@@ -8,7 +8,15 @@ One style for all of them lives in macaron.plot.style.
 """
 from .compare import cka, compare, lines_over_depth, overlay
 from .guesses import attribution_html, logit_lens
-from .lab import convergence, kappa_curves, layer_bars, model_colors, ratio_histogram, slope_rows, toy_particles
+from .lab import (
+    convergence,
+    kappa_curves,
+    layer_bars,
+    model_colors,
+    ratio_histogram,
+    slope_rows,
+    toy_particles,
+)
 from .learning import learning
 from .particles import mixing_heatmap, particles
 from .race import curves as race_curves

@@ -1,4 +1,4 @@
-"""Figures of the splitting lab: toy-ODE results (macaron.lab.toy) and layer measures (macaron.studies.bridge) in,
+"""Figures of the splitting lab: toy-ODE results (macaron.lab) and layer measures (macaron.studies.bridge) in,
 Plotly figures out.
 
 One colour, one marker and one dash per scheme, the same in every figure (style.SCHEME_STYLE);
@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..lab.toy import EXPECTED_ORDER, ROUNDOFF, ConvergenceStudy, ParticlePaths, distance, is_roundoff
+from ..lab import EXPECTED_ORDER, ROUNDOFF, ConvergenceStudy, ParticlePaths, distance, is_roundoff
 from ..schemes import ALIASES, SCHEMES, Scheme
 from .style import (
     EXACT_COLOR,

@@ -28,7 +28,7 @@ import torch
 from torchdiffeq import odeint
 
 from ..formats.folder import CheckpointError, read_json
-from ..lab.toy import ConvergenceStudy
+from ..lab import ConvergenceStudy
 from ..schemes import get_scheme
 from ..sources.milestones import param_checksum
 from .bridge import as_float64
