@@ -363,5 +363,5 @@ def toy_animation(kind: str, n: int, beta: float, horizon: float, n_steps: int, 
     """The lab's animation figure, built once per view (a large one takes most of a second to
     assemble), and the paths it shows."""
     p, dense_t, dense = paths(kind, n, beta, horizon, n_steps, solver)
-    visible = lab.ParticlePaths(p.times, p.exact, {s: v for s, v in p.schemes.items() if s in shown}, p.solver)
+    visible = p.only(shown)
     return plot.toy_particles(visible, dense_t, dense, magnify=magnify, height=height), visible

@@ -27,12 +27,14 @@ from .convergence import (
     DEFAULT_N_STEPS,
     ROUNDOFF,
     ConvergenceStudy,
+    combined,
     convergence_study,
     distance,
     fit_slope,
     global_errors,
     is_roundoff,
     local_errors,
+    ratio_summary,
     strang_over_lie_trotter,
 )
 from .linear import (
@@ -51,8 +53,8 @@ from .untied import FIRST_HALF, SECOND_HALF, Untied, drift_for, untie, untied_le
 
 __all__ = ["AttentionSystem", "ConvergenceStudy", "DEFAULT_GAMMAS", "DEFAULT_HORIZON", "DEFAULT_N_STEPS",
            "EXPECTED_ORDER", "Exponential", "FIRST_HALF", "LinearDrift", "LinearSystem", "MlpDrift", "ParticlePaths",
-           "ROUNDOFF", "SECOND_HALF", "SUBSTEPS", "SYSTEMS", "System", "Untied", "attention_system",
+           "ROUNDOFF", "SECOND_HALF", "SUBSTEPS", "SYSTEMS", "System", "Untied", "attention_system", "combined",
            "commuting_system", "convergence_study", "distance", "drift_for", "fit_slope", "global_errors",
            "initial_positions", "integrate", "is_roundoff", "lab_paths", "leading_error", "linear_system",
-           "local_errors", "particle_paths", "random_graph", "random_linear_system", "registered",
+           "local_errors", "particle_paths", "random_graph", "random_linear_system", "ratio_summary", "registered",
            "step", "strang_over_lie_trotter", "substep", "untie", "untied_leading_error", "unsplit"]

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..schemes import FULL
 from .attention import attention_system
-from .convergence import DEFAULT_HORIZON
+from .convergence import DEFAULT_HORIZON, distance
 from .linear import commuting_system, linear_system
 from .splitting import integrate, registered, unsplit
 from .system import initial_positions
@@ -23,6 +23,15 @@ class ParticlePaths:
     exact: np.ndarray                          # [n_steps + 1, n, d]
     schemes: dict = field(default_factory=dict)  # name -> [n_steps + 1, n, d]
     solver: str = "euler"
+
+    def only(self, shown) -> ParticlePaths:
+        """The same paths with only the schemes named in `shown`."""
+        return ParticlePaths(self.times, self.exact, {s: p for s, p in self.schemes.items() if s in shown},
+                             self.solver)
+
+    def final_errors(self) -> dict[str, float]:
+        """Each scheme's RMS distance to the exact particles at the last time."""
+        return {s: float(distance(p[-1], self.exact[-1])) for s, p in self.schemes.items()}
 
 
 def particle_paths(system, x0, horizon=DEFAULT_HORIZON, n_steps=8, schemes=None,

@@ -15,7 +15,9 @@ from .lab import (
     model_colors,
     ratio_histogram,
     slope_rows,
+    spread_rows,
     toy_particles,
+    untied_rows,
 )
 from .learning import learning
 from .particles import mixing_heatmap, particles
@@ -29,4 +31,4 @@ from .translation import move_shares
 __all__ = ["attribution_html", "cka", "compare", "convergence", "displacement", "displacement_heatmap", "kappa_curves",
            "layer_bars", "learning", "lines_over_depth", "logit_lens", "mixing_heatmap", "model_colors", "move_shares",
            "overlay", "particles", "race_curves", "race_differences", "race_gaps", "ratio_histogram", "slope_rows",
-           "to_html", "toy_particles"]
+           "spread_rows", "to_html", "toy_particles", "untied_rows"]
