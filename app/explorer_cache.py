@@ -5,7 +5,7 @@ and the toy lab's studies are cached per input in bounded caches (max_entries): 
 for objects the pages only read (no copy per rerun), cache_data for small results. Cached
 objects are shared between sessions: treat them as read-only.
 
-The computing itself is macaron's (macaron.studies.analysis, macaron.lab.toy, macaron.plot); this module only
+The computing itself is macaron's (macaron.studies.analysis, macaron.lab, macaron.plot); this module only
 decides what is kept, how sessions share the CPU (turns, heavy), and turns failures into messages
 on the page.
 """
@@ -20,9 +20,8 @@ import time
 import streamlit as st
 
 import macaron
-from macaron import CheckpointError, InputError, plot
+from macaron import CheckpointError, InputError, lab, plot
 from macaron.formats.registry import translates
-from macaron.lab import toy
 from macaron.network.reading import NO_TOKENIZER
 from macaron.studies import analysis
 from macaron.translation import bleu
@@ -343,19 +342,19 @@ def attribution(path: str, text: str, position: int) -> analysis.Attribution:
 
 # ---- the splitting lab ----------------------------------------------------------------------
 def toy_system(kind: str, n: int, beta: float):
-    return toy.SYSTEMS[kind](n=n, d=2, beta=beta)
+    return lab.SYSTEMS[kind](n=n, d=2, beta=beta)
 
 
 @st.cache_data(show_spinner="Measuring the errors of every scheme" + ONE_AT_A_TIME, max_entries=64)
-def study(kind: str, n: int, beta: float) -> toy.ConvergenceStudy:
+def study(kind: str, n: int, beta: float) -> lab.ConvergenceStudy:
     with heavy():
-        return toy.convergence_study(toy_system(kind, n, beta), toy.initial_positions(n, 2))
+        return lab.convergence_study(toy_system(kind, n, beta), lab.initial_positions(n, 2))
 
 
 @st.cache_data(show_spinner="Moving the particles…", max_entries=128)
 def paths(kind: str, n: int, beta: float, horizon: float, n_steps: int, solver: str):
     """The particles at every step under each scheme, and the exact paths on a fine grid."""
-    return toy.lab_paths(kind, n, beta, horizon, n_steps, solver)
+    return lab.lab_paths(kind, n, beta, horizon, n_steps, solver)
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
@@ -364,5 +363,5 @@ def toy_animation(kind: str, n: int, beta: float, horizon: float, n_steps: int, 
     """The lab's animation figure, built once per view (a large one takes most of a second to
     assemble), and the paths it shows."""
     p, dense_t, dense = paths(kind, n, beta, horizon, n_steps, solver)
-    visible = toy.ParticlePaths(p.times, p.exact, {s: v for s, v in p.schemes.items() if s in shown}, p.solver)
+    visible = p.only(shown)
     return plot.toy_particles(visible, dense_t, dense, magnify=magnify, height=height), visible

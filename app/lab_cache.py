@@ -1,7 +1,7 @@
 """The Splitting lab's cached computations: bounded, shared by every session, read-only, and
 computed one at a time on the server (explorer_cache.heavy).
 
-The computing is macaron's (macaron.lab.toy, macaron.studies.bridge); this module decides what is kept.
+The computing is macaron's (macaron.lab, macaron.studies.bridge); this module decides what is kept.
 """
 from __future__ import annotations
 
@@ -11,28 +11,28 @@ import numpy as np
 import streamlit as st
 
 import explorer_cache as cache
-from macaron.lab import toy
+from macaron import lab
 from macaron.schemes import SCHEMES
 from macaron.studies import bridge, orders
 
 EPSILONS = (0.0, 0.05, 0.2, 0.5, 1.0)  # the table of measured orders as the halves come apart
 SIZES = (0.3, 1.0, 3.0)                # strength of F (β) and of G (drift scale) in the random systems
-PAIR = {"strang": toy.untie(SCHEMES["strang"].substeps), "lie-trotter": SCHEMES["lie-trotter"].substeps}
+PAIR = {"strang": lab.untie(SCHEMES["strang"].substeps), "lie-trotter": SCHEMES["lie-trotter"].substeps}
 
 
 @st.cache_data(show_spinner="Untying the half-steps" + cache.ONE_AT_A_TIME, max_entries=96)
-def untied_study(kind: str, n: int, beta: float, eps: float) -> toy.ConvergenceStudy:
+def untied_study(kind: str, n: int, beta: float, eps: float) -> lab.ConvergenceStudy:
     """Strang with half-steps G + εΔ, then G − εΔ (and Lie–Trotter, which has one G) on a toy system."""
     base = cache.toy_system(kind, n, beta)
     with cache.heavy():
-        return toy.convergence_study(toy.Untied(base, toy.drift_for(base), eps), toy.initial_positions(n, 2),
+        return lab.convergence_study(lab.Untied(base, lab.drift_for(base), eps), lab.initial_positions(n, 2),
                                      schemes=PAIR)
 
 
 @st.cache_data(show_spinner="Solving 200 random systems" + cache.ONE_AT_A_TIME, max_entries=32)
 def random_ratios(f_scale: float, g_scale: float, solver: str = "euler") -> np.ndarray:
     with cache.heavy():
-        return toy.strang_over_lie_trotter(n_draws=200, f_scale=f_scale, g_scale=g_scale, solver=solver)
+        return lab.strang_over_lie_trotter(n_draws=200, f_scale=f_scale, g_scale=g_scale, solver=solver)
 
 
 @st.cache_data(show_spinner="Measuring every layer" + cache.ONE_AT_A_TIME, max_entries=64)

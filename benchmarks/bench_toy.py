@@ -20,7 +20,7 @@ from datetime import date
 import numpy as np
 import scipy
 
-from macaron.lab import toy
+from macaron import lab
 from results import write_section
 
 TARGET_MS = 150.0
@@ -46,12 +46,12 @@ def median_ms(fn, repeats: int) -> tuple[float, float]:
 
 
 def measure(make, repeats: int) -> dict:
-    x0 = toy.initial_positions(N_PARTICLES)
-    cold = median_ms(lambda: toy.convergence_study(make(n=N_PARTICLES), x0), repeats)
+    x0 = lab.initial_positions(N_PARTICLES)
+    cold = median_ms(lambda: lab.convergence_study(make(n=N_PARTICLES), x0), repeats)
     system = make(n=N_PARTICLES)
-    cached = median_ms(lambda: toy.convergence_study(system, x0), repeats)
-    paths = median_ms(lambda: toy.particle_paths(make(n=N_PARTICLES), x0, n_steps=32), repeats)
-    study = toy.convergence_study(system, x0)
+    cached = median_ms(lambda: lab.convergence_study(system, x0), repeats)
+    paths = median_ms(lambda: lab.particle_paths(make(n=N_PARTICLES), x0, n_steps=32), repeats)
+    study = lab.convergence_study(system, x0)
     return {"name": system.name, "cold": cold, "cached": cached, "paths": paths, "study": study}
 
 
@@ -59,7 +59,7 @@ def slope_table(results) -> list[str]:
     rows = ["| system | scheme | sub-flows | local slope | global slope | expected |", "|---|---|---|---|---|---|"]
     for r in results:
         s = r["study"]
-        for (name, solver), (local, global_) in toy.EXPECTED_ORDER.items():
+        for (name, solver), (local, global_) in lab.EXPECTED_ORDER.items():
             rows.append(f"| {r['name']} | {name} | {solver} | {s.local_slope[name][solver]:.2f} "
                         f"| {s.global_slope[name][solver]:.2f} | {local} / {global_} |")
     return rows
@@ -70,8 +70,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
 
-    results = [measure(toy.linear_system, args.repeats),
-               measure(toy.attention_system, max(3, args.repeats // 2))]
+    results = [measure(lab.linear_system, args.repeats),
+               measure(lab.attention_system, max(3, args.repeats // 2))]
     lines = [f"| system | cold study ms (min) | ratio to {TARGET_MS:.0f} ms | cached re-run ms "
              f"| paths, 32 steps, ms |", "|---|---|---|---|---|"]
     for r in results:
@@ -84,7 +84,7 @@ def main() -> None:
 
     machine = (f"{date.today()}, {cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
                f"numpy {np.__version__}, scipy {scipy.__version__}; {N_PARTICLES} particles in 2-D, "
-               f"8 step sizes, {len(toy.registered())} schemes × (exact, Euler) sub-flows; median of "
+               f"8 step sizes, {len(lab.registered())} schemes × (exact, Euler) sub-flows; median of "
                f"{args.repeats} (linear), {max(3, args.repeats // 2)} (attention). "
                f"Target: linear ≤ {TARGET_MS:.0f} ms.")
     body = "\n".join([machine, "", *lines, "", "Fitted slopes (log-log, np.polyfit):", "", *slope_table(results)])

@@ -16,8 +16,7 @@ import tempfile
 from pathlib import Path
 
 import macaron
-from macaron import plot, sentences
-from macaron.lab import toy
+from macaron import lab, plot, sentences
 from macaron.plot import dynamics as dynamics_plot
 from macaron.studies import analysis, dynamics
 
@@ -66,10 +65,10 @@ print(f"Procrustes residual {aligned.residual:.3f} (0 = the same shape, 1 = unre
 # ## Splitting lab: the same schemes on a toy ODE whose exact flow is known
 
 # %%
-system = toy.linear_system(n=24)
-x0 = toy.initial_positions(24, 2)
-figures["convergence"] = plot.convergence(toy.convergence_study(system, x0), "euler")
-figures["lab-particles"] = plot.toy_particles(toy.particle_paths(system, x0, n_steps=8), magnify=10)
+system = lab.linear_system(n=24)
+x0 = lab.initial_positions(24, 2)
+figures["convergence"] = plot.convergence(lab.convergence_study(system, x0), "euler")
+figures["lab-particles"] = plot.toy_particles(lab.particle_paths(system, x0, n_steps=8), magnify=10)
 
 # %% [markdown]
 # ## Dynamics: the particle theory's measures over depth, two models on one sentence set

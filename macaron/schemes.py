@@ -10,7 +10,7 @@ one step of size γ by running the sub-flows one after another, each for a fract
 
 The orders hold for exact sub-flows Φ and, for Strang, the same G in both halves. A network layer
 takes one Euler step per sub-step (O(γ²) for both orders) and a Macaron layer's two half-FFNs are
-different networks (O(γ²) even when solved exactly): macaron.lab.toy and macaron.studies.bridge measure both.
+different networks (O(γ²) even when solved exactly): macaron.lab (untied) and macaron.studies.bridge measure both.
 
 A scheme is data: a tuple of sub-steps (kind, fraction), read left to right, plus the words
 and the formula a reader sees. Every registered scheme can build a network layer and run

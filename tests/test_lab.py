@@ -15,10 +15,18 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from macaron.lab import toy
+from macaron.lab import (
+    ParticlePaths,
+    commuting_system,
+    convergence_study,
+    distance,
+    initial_positions,
+    linear_system,
+    particle_paths,
+)
 from macaron.plot import lab as lf
 from macaron.plot import style
-from macaron.schemes import SCHEMES
+from macaron.schemes import FULL, SCHEMES
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = str(ROOT / "app" / "main.py")
@@ -33,17 +41,17 @@ def validated(fig: go.Figure) -> go.Figure:
 # ---- figures ----------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def linear_paths():
-    system = toy.linear_system(n=12, beta=1.0)
-    x0 = toy.initial_positions(12, 2)
-    paths = toy.particle_paths(system, x0, horizon=1.0, n_steps=5, solver="euler")
+    system = linear_system(n=12, beta=1.0)
+    x0 = initial_positions(12, 2)
+    paths = particle_paths(system, x0, horizon=1.0, n_steps=5, solver="euler")
     dense_t = np.linspace(0, 1, 21)
-    dense = np.concatenate([x0[None], system.flows(toy.FULL, dense_t[1:], x0)])
+    dense = np.concatenate([x0[None], system.flows(FULL, dense_t[1:], x0)])
     return paths, dense_t, dense
 
 
 @pytest.fixture(scope="module")
 def linear_study():
-    return toy.convergence_study(toy.linear_system(n=16), toy.initial_positions(16, 2))
+    return convergence_study(linear_system(n=16), initial_positions(16, 2))
 
 
 def test_one_colour_marker_and_dash_per_scheme():
@@ -73,7 +81,7 @@ def test_particles_animation_frames_readout_and_magnifier(linear_paths):
         title = frame["layout"]["title"]["text"]
         assert f"step {f} of {K - 1}" in title
         for s in names:
-            err = toy.distance(paths.schemes[s][f], paths.exact[f])
+            err = distance(paths.schemes[s][f], paths.exact[f])
             assert f"{SCHEMES[s].short}</b> {err:.3g}" in title
     # scheme markers sit at exact + 5·(scheme − exact)
     markers = {d["name"].split(" (")[0]: d for d in frames[-1]["data"] if d["mode"] == "markers" and d["xaxis"] == "x"}
@@ -86,7 +94,7 @@ def test_particles_animation_frames_readout_and_magnifier(linear_paths):
     assert len(lines) == len(names)
     for d in lines:
         s = next(k for k in names if SCHEMES[k].short == d.name)
-        assert np.allclose(d.y, toy.distance(paths.schemes[s], paths.exact), atol=1e-5)
+        assert np.allclose(d.y, distance(paths.schemes[s], paths.exact), atol=1e-5)
     # one legend entry per scheme plus the exact flow
     legend = [d.name for d in fig.data if d.showlegend is not False]
     assert len(legend) == len(names) + 1 and "exact flow" in legend
@@ -96,12 +104,12 @@ def test_particles_animation_edge_cases():
     # one step, two particles, no scheme selected, an elongated cloud
     exact = np.zeros((2, 2, 2))
     exact[:, 1] = [[0.0, 10.0], [0.1, 12.0]]
-    bare = toy.ParticlePaths(np.array([0.0, 0.5]), exact, {})
+    bare = ParticlePaths(np.array([0.0, 0.5]), exact, {})
     fig = validated(lf.toy_particles(bare))
     assert len(fig.frames) == 2
     assert fig.layout.yaxis.scaleanchor is None  # 1 : 12 cloud: axes freed, and the plot says so
     assert any("not to the same scale" in a.text for a in fig.layout.annotations)
-    round_cloud = toy.ParticlePaths(np.array([0.0, 0.5]), np.random.default_rng(0).normal(size=(2, 5, 2)),
+    round_cloud = ParticlePaths(np.array([0.0, 0.5]), np.random.default_rng(0).normal(size=(2, 5, 2)),
                                     {"strang": np.random.default_rng(1).normal(size=(2, 5, 2))})
     fig = validated(lf.toy_particles(round_cloud, start=0))
     assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.sliders[0].active == 0
@@ -142,14 +150,14 @@ def test_convergence_figure_slopes_guides_and_axes(linear_study):
 
 
 def test_round_off_errors_read_exact_not_as_a_slope():
-    study = toy.convergence_study(toy.commuting_system(n=8), toy.initial_positions(8, 2))
+    study = convergence_study(commuting_system(n=8), initial_positions(8, 2))
     fig = validated(lf.convergence(study, "exact"))
     assert all("slope local exact, global exact" in d.name for d in fig.data if d.showlegend)
     assert np.isfinite(fig.layout.yaxis.range).all()
     rows = lf.slope_rows(study)
     assert rows[0]["local slope"].startswith("exact")
     # β = 0: the linear F vanishes, every splitting is exact with exact sub-flows
-    study0 = toy.convergence_study(toy.linear_system(n=8, beta=0.0), toy.initial_positions(8, 2))
+    study0 = convergence_study(linear_system(n=8, beta=0.0), initial_positions(8, 2))
     validated(lf.convergence(study0, "exact"))
     validated(lf.convergence(study0, "euler"))
 

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.linalg import expm
 
-from macaron import schemes
-from macaron.lab import toy
+from macaron import lab, schemes
+from macaron.lab import splitting
 from macaron.schemes import CONVECTION, DIFFUSION, FULL, LIE_TROTTER, STRANG, Sub
 
 SLOPE_TOL = 0.25
@@ -17,38 +17,38 @@ J = np.array([[0.0, -1.0], [1.0, 0.0]])  # rotation generator
 
 @pytest.fixture(scope="module")
 def linear():
-    return toy.linear_system()
+    return lab.linear_system()
 
 
 @pytest.fixture(scope="module")
 def attention():
-    return toy.attention_system()
+    return lab.attention_system()
 
 
 @pytest.fixture(scope="module")
 def x0():
-    return toy.initial_positions()
+    return lab.initial_positions()
 
 
 @pytest.fixture(scope="module")
 def linear_study(linear, x0):
-    return toy.convergence_study(linear, x0)
+    return lab.convergence_study(linear, x0)
 
 
 @pytest.fixture(scope="module")
 def attention_study(attention, x0):
-    return toy.convergence_study(attention, x0)
+    return lab.convergence_study(attention, x0)
 
 
 def rotation_growth(omega=1.0):
     """F = ωJ x (rotation), G = ω x (growth): commuting, and Lie–Trotter-Euler's γ² term cancels."""
-    return toy.LinearSystem(np.eye(1), -omega * J, omega * np.eye(2), beta=1.0, name="rotation+growth")
+    return lab.LinearSystem(np.eye(1), -omega * J, omega * np.eye(2), beta=1.0, name="rotation+growth")
 
 
 # --- the schemes are the shared ones -------------------------------------------------------
 
 def test_toy_schemes_are_the_registered_ones():
-    assert toy.registered() == {name: s.substeps for name, s in schemes.SCHEMES.items()}
+    assert lab.registered() == {name: s.substeps for name, s in schemes.SCHEMES.items()}
     assert schemes.get_scheme("transformer").substeps is schemes.LIE_TROTTER  # the layer a model builds
     assert schemes.get_scheme("macaron").substeps is schemes.STRANG
     assert schemes.get_scheme("att-ffn-att").name == "strang-fgf"
@@ -61,17 +61,17 @@ def test_step_walks_any_scheme_tuple(linear, x0):
     by_hand = x0 + 0.3 * gamma * linear.field(CONVECTION, x0)
     by_hand = by_hand + 0.7 * gamma * linear.field(DIFFUSION, by_hand)
     custom = (Sub(CONVECTION, 0.3), Sub(DIFFUSION, 0.7))
-    np.testing.assert_allclose(toy.step(linear, custom, gamma, x0, "euler"), by_hand)
-    np.testing.assert_allclose(toy.step(linear, schemes.UNSPLIT, gamma, x0, "euler"),
+    np.testing.assert_allclose(lab.step(linear, custom, gamma, x0, "euler"), by_hand)
+    np.testing.assert_allclose(lab.step(linear, schemes.UNSPLIT, gamma, x0, "euler"),
                                x0 + gamma * linear.field(FULL, x0))
     with pytest.raises(ValueError):
-        toy.step(linear, LIE_TROTTER, gamma, x0, "rk4")
+        lab.step(linear, LIE_TROTTER, gamma, x0, "rk4")
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.sampled_from(list(toy.registered().values())), st.integers(1, 6))
+@given(st.sampled_from(list(lab.registered().values())), st.integers(1, 6))
 def test_merging_exact_substeps_keeps_each_operators_total_time(scheme, n_steps):
-    merged = toy._merged(scheme, n_steps)
+    merged = splitting._merged(scheme, n_steps)
     for kind in (DIFFUSION, CONVECTION, FULL):
         assert sum(s.fraction for s in merged if s.kind == kind) == pytest.approx(
             n_steps * sum(s.fraction for s in scheme if s.kind == kind))
@@ -82,8 +82,8 @@ def test_merging_exact_substeps_keeps_each_operators_total_time(scheme, n_steps)
 
 @pytest.mark.parametrize("kind", [DIFFUSION, CONVECTION, FULL])
 def test_linear_flows_are_the_matrix_exponential_of_the_whole_system(kind):
-    system = toy.linear_system(n=6, d=3, beta=1.3, seed=2)
-    x = toy.initial_positions(6, 3, seed=2)
+    system = lab.linear_system(n=6, d=3, beta=1.3, seed=2)
+    x = lab.initial_positions(6, 3, seed=2)
     for t in (0.05, 0.7):
         expected = (expm(t * system.matrix(kind)) @ x.ravel()).reshape(x.shape)
         np.testing.assert_allclose(system.flow(kind, t, x), expected, atol=1e-13)
@@ -91,7 +91,7 @@ def test_linear_flows_are_the_matrix_exponential_of_the_whole_system(kind):
 
 def test_nearly_defective_generators_fall_back_to_scipy_expm():
     jordan = np.array([[[0.5, 1.0], [0.0, 0.5]], [[0.0, -2.0], [2.0, 0.0]]])
-    exponential = toy._Exponential(jordan)
+    exponential = lab.Exponential(jordan)
     assert exponential.direct.tolist() == [True, False]
     np.testing.assert_allclose(exponential(0.8), [expm(0.8 * m) for m in jordan], atol=1e-14)
 
@@ -118,7 +118,7 @@ def test_attention_weights_are_row_stochastic(attention, x0):
 # --- measured orders -----------------------------------------------------------------------
 
 def assert_slopes(study):
-    for (name, solver), (local, global_) in toy.EXPECTED_ORDER.items():
+    for (name, solver), (local, global_) in lab.EXPECTED_ORDER.items():
         measured = study.local_slope[name][solver], study.global_slope[name][solver]
         assert abs(measured[0] - local) < SLOPE_TOL, (name, solver, "local", measured)
         assert abs(measured[1] - global_) < SLOPE_TOL, (name, solver, "global", measured)
@@ -141,8 +141,8 @@ def test_strang_needs_exact_subflows_for_third_order(study, request):
 
 
 def test_commuting_operators_make_lie_trotter_exact(x0):
-    system = toy.commuting_system()
-    study = toy.convergence_study(system, x0, solvers=("exact",))
+    system = lab.commuting_system()
+    study = lab.convergence_study(system, x0, solvers=("exact",))
     for name in ("lie-trotter", "lie-trotter-gf", "strang", "strang-fgf", "lie-trotter-halves"):
         assert study.local_error[name]["exact"].max() < 1e-14
         assert study.global_error[name]["exact"].max() < 1e-12
@@ -165,16 +165,16 @@ def test_study_is_plain_arrays(linear_study):
 def test_leading_error_predicts_the_measured_one(system, solver, request, x0):
     s = request.getfixturevalue(system)
     gamma = 1e-3
-    for name, scheme in toy.registered().items():
-        if solver == "exact" and toy.unsplit(scheme):
+    for name, scheme in lab.registered().items():
+        if solver == "exact" and lab.unsplit(scheme):
             continue
-        predicted = toy.leading_error(s, scheme, x0, solver)
-        measured = (s.flow(FULL, gamma, x0) - toy.step(s, scheme, gamma, x0, solver)) / gamma**2
-        scale = max(toy.distance(predicted, 0), toy.distance(measured, 0))
+        predicted = lab.leading_error(s, scheme, x0, solver)
+        measured = (s.flow(FULL, gamma, x0) - lab.step(s, scheme, gamma, x0, solver)) / gamma**2
+        scale = max(lab.distance(predicted, 0), lab.distance(measured, 0))
         if name.startswith("strang") and solver == "exact":
             assert scale < 2e-3  # no γ² term at all: what is left is O(γ)
         else:
-            assert toy.distance(predicted, measured) < 5e-3 * scale, name
+            assert lab.distance(predicted, measured) < 5e-3 * scale, name
 
 
 def test_euler_substep_coefficients_match_the_derivation(attention, x0):
@@ -191,10 +191,10 @@ def test_euler_substep_coefficients_match_the_derivation(attention, x0):
         "lie-trotter-halves": FF + 0.5 * GG + FG - GF,  # Lie–Trotter's, but G in two Euler moves: half its error
     }
     for name, c in expected.items():
-        got = toy.leading_error(s, toy.registered()[name], x, "euler")
+        got = lab.leading_error(s, lab.registered()[name], x, "euler")
         np.testing.assert_allclose(got, 0.5 * c, atol=1e-7, err_msg=name)
     # Exact sub-flows: Lie–Trotter's γ² term is the commutator alone (the paper's appendix).
-    np.testing.assert_allclose(toy.leading_error(s, LIE_TROTTER, x, "exact"), 0.5 * (FG - GF), atol=1e-7)
+    np.testing.assert_allclose(lab.leading_error(s, LIE_TROTTER, x, "exact"), 0.5 * (FG - GF), atol=1e-7)
 
 
 def test_macaron_with_euler_substeps_beats_transformer_in_the_default_systems(linear_study, attention_study):
@@ -207,9 +207,9 @@ def test_but_not_in_every_system():
     # F = ωJ, G = ω·I: Lie–Trotter-Euler's γ² coefficient ½(F'F + G'G)x = ½(−ω² + ω²)x = 0.
     system = rotation_growth()
     x = np.array([[1.0, 0.5]])
-    np.testing.assert_allclose(toy.leading_error(system, LIE_TROTTER, x, "euler"), 0.0, atol=1e-15)
-    np.testing.assert_allclose(toy.leading_error(system, STRANG, x, "euler"), -0.25 * x, atol=1e-15)
-    study = toy.convergence_study(system, x, solvers=("euler",))
+    np.testing.assert_allclose(lab.leading_error(system, LIE_TROTTER, x, "euler"), 0.0, atol=1e-15)
+    np.testing.assert_allclose(lab.leading_error(system, STRANG, x, "euler"), -0.25 * x, atol=1e-15)
+    study = lab.convergence_study(system, x, solvers=("euler",))
     assert abs(study.local_slope["lie-trotter"]["euler"] - 3) < SLOPE_TOL
     assert abs(study.global_slope["lie-trotter"]["euler"] - 2) < SLOPE_TOL
     assert abs(study.global_slope["strang"]["euler"] - 1) < SLOPE_TOL
@@ -221,7 +221,7 @@ def test_but_not_in_every_system():
 @pytest.mark.parametrize("system", ["linear", "attention"])
 def test_particle_paths(system, request, x0):
     s = request.getfixturevalue(system)
-    paths = toy.particle_paths(s, x0, horizon=1.0, n_steps=10)
+    paths = lab.particle_paths(s, x0, horizon=1.0, n_steps=10)
     np.testing.assert_allclose(paths.times, np.linspace(0, 1, 11))
     assert paths.exact.shape == (11, 64, 2)
     np.testing.assert_allclose(paths.exact[-1], s.flow(FULL, 1.0, x0), atol=1e-9)
@@ -229,26 +229,26 @@ def test_particle_paths(system, request, x0):
     for name, path in paths.schemes.items():
         assert path.shape == (11, 64, 2)
         np.testing.assert_array_equal(path[0], x0)
-        final = toy.integrate(s, toy.registered()[name], 0.1, 10, x0, "euler")
+        final = lab.integrate(s, lab.registered()[name], 0.1, 10, x0, "euler")
         np.testing.assert_allclose(path[-1], final)
-    exact_paths = toy.particle_paths(s, x0, 1.0, 10, solver="exact")
+    exact_paths = lab.particle_paths(s, x0, 1.0, 10, solver="exact")
     assert "unsplit" not in exact_paths.schemes
     np.testing.assert_allclose(exact_paths.schemes["strang"][-1],
-                               toy.integrate(s, STRANG, 0.1, 10, x0, "exact"), atol=1e-9)
+                               lab.integrate(s, STRANG, 0.1, 10, x0, "exact"), atol=1e-9)
 
 
 # ---- untied halves: a trained Macaron layer runs two different half-FFNs ----------------------------
 def _untied(system, eps):
-    return toy.Untied(system, toy.drift_for(system), eps)
+    return lab.Untied(system, lab.drift_for(system), eps)
 
 
 @pytest.mark.parametrize("system", ["linear", "attention"])
 def test_tied_halves_are_strang_and_untied_ones_lose_an_order(system, request, x0):
     base = request.getfixturevalue(system)
     x = x0 if system == "linear" else x0[:16]  # fewer particles keep the attention solves quick
-    schemes_ = {"strang": toy.untie(STRANG), "lie-trotter": LIE_TROTTER}
-    tied = toy.convergence_study(_untied(base, 0.0), x, schemes=schemes_, solvers=("exact",))
-    untied = toy.convergence_study(_untied(base, 0.5), x, schemes=schemes_, solvers=("exact",))
+    schemes_ = {"strang": lab.untie(STRANG), "lie-trotter": LIE_TROTTER}
+    tied = lab.convergence_study(_untied(base, 0.0), x, schemes=schemes_, solvers=("exact",))
+    untied = lab.convergence_study(_untied(base, 0.5), x, schemes=schemes_, solvers=("exact",))
     assert tied.local_slope["strang"]["exact"] == pytest.approx(3, abs=SLOPE_TOL)
     assert tied.global_slope["strang"]["exact"] == pytest.approx(2, abs=SLOPE_TOL)
     assert untied.local_slope["strang"]["exact"] == pytest.approx(2, abs=SLOPE_TOL)
@@ -256,7 +256,7 @@ def test_tied_halves_are_strang_and_untied_ones_lose_an_order(system, request, x
     # the reference (the flow of F + G) is the same for every ε: Lie–Trotter does not see ε at all
     assert np.allclose(tied.local_error["lie-trotter"]["exact"], untied.local_error["lie-trotter"]["exact"])
     # ε = 0 is exactly the registered (tied) Strang step
-    plain = toy.convergence_study(base, x, schemes={"strang": STRANG}, solvers=("exact",))
+    plain = lab.convergence_study(base, x, schemes={"strang": STRANG}, solvers=("exact",))
     assert np.allclose(tied.local_error["strang"]["exact"], plain.local_error["strang"]["exact"], rtol=1e-6)
 
 
@@ -266,23 +266,23 @@ def test_untied_leading_error_formula_matches_the_generic_expansion_and_the_meas
     coefficient of the scheme, and the measured error at a small step agree."""
     u = _untied(request.getfixturevalue(system), 0.3)
     x = x0 if system == "linear" else x0[:16]
-    by_hand = toy.untied_leading_error(u, x)
-    generic = toy.leading_error(u, toy.untie(STRANG), x)
+    by_hand = lab.untied_leading_error(u, x)
+    generic = lab.leading_error(u, lab.untie(STRANG), x)
     assert np.allclose(by_hand, generic, rtol=1e-4, atol=1e-7)
     gamma = 1e-3
-    measured = (u.flow(FULL, gamma, x) - toy.step(u, toy.untie(STRANG), gamma, x)) / gamma ** 2
-    assert toy.distance(measured, by_hand) < 0.02 * toy.distance(by_hand, 0 * by_hand)
+    measured = (u.flow(FULL, gamma, x) - lab.step(u, lab.untie(STRANG), gamma, x)) / gamma ** 2
+    assert lab.distance(measured, by_hand) < 0.02 * lab.distance(by_hand, 0 * by_hand)
 
 
 def test_strang_with_euler_substeps_is_usually_but_not_always_the_more_accurate():
     """Across random non-commuting linear systems the ratio of global errors is mostly below 1, yet
     in some draws Strang–Euler is the worse scheme: its smaller error constant is typical, not a law."""
-    ratios = toy.strang_over_lie_trotter(n_draws=200, f_scale=1.0, g_scale=0.3)
+    ratios = lab.strang_over_lie_trotter(n_draws=200, f_scale=1.0, g_scale=0.3)
     assert np.all(np.isfinite(ratios)) and np.all(ratios > 0)
     assert np.median(ratios) < 1 and 0.02 < np.mean(ratios > 1) < 0.5
     # with exact sub-flows (tied halves) the order decides: Strang wins in every draw, and its lead grows
     # as the step shrinks (global errors O(γ²) against O(γ): the ratio falls like γ, 4× for 4× the steps)
-    coarse, fine = (toy.strang_over_lie_trotter(n_draws=50, f_scale=1.0, g_scale=0.3, n_steps=n, solver="exact")
+    coarse, fine = (lab.strang_over_lie_trotter(n_draws=50, f_scale=1.0, g_scale=0.3, n_steps=n, solver="exact")
                     for n in (16, 64))
     assert np.all(coarse < 1) and np.all(fine < 1)
     assert 2.5 < np.median(coarse / fine) < 6

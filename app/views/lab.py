@@ -10,9 +10,8 @@ import streamlit as st
 import explorer_cache as cache
 import explorer_state as state
 import lab_cache
-from macaron import plot
+from macaron import lab, plot
 from macaron.formats.folder import CheckpointError
-from macaron.lab import toy
 from macaron.plot.lab import model_colors, slope_text
 from macaron.plot.style import SchemeStyle, scheme_name, scheme_style
 from macaron.schemes import SCHEMES
@@ -98,11 +97,11 @@ def section_particles(o: dict) -> None:
     if "unsplit" in shown and o["solver"] == "exact":
         st.caption("Unsplit Euler appears with Euler sub-steps only: with exact sub-flows, the unsplit step "
                    "*is* the exact flow.")
-    final = {s: float(toy.distance(v[-1], visible.exact[-1])) for s, v in visible.schemes.items()}
+    final = visible.final_errors()
     msg = ("Black dots: the exact flow; grey curves: the paths the particles really take. Each scheme's particle "
            "is joined to its exact position by a line of its colour. **▶ Play** steps through the layers; the "
            "chart on the right is the RMS distance to the exact particles over time.")
-    if final and all(toy.is_roundoff(e) for e in final.values()):
+    if final and all(lab.is_roundoff(e) for e in final.values()):
         msg += (" Every scheme shown is exact here, up to round-off (F and G commute, or β = 0 switches F off): the "
                 "scheme particles sit on the black dots.")
     elif "lie-trotter" in final and "strang" in final and final["strang"] > 0 and final["lie-trotter"] > 0:
@@ -183,11 +182,11 @@ def section_orders(o: dict) -> None:
     section_random()
 
 
-def _verdict(s: toy.ConvergenceStudy, o: dict) -> str:
+def _verdict(s: lab.ConvergenceStudy, o: dict) -> str:
     """One sentence on what the log-log plot shows for the current settings (measured, not assumed)."""
     solver = o["solver"]
     lt, sm = s.local_error["lie-trotter"][solver], s.local_error["strang"][solver]
-    if toy.is_roundoff(lt) and toy.is_roundoff(sm):
+    if lab.is_roundoff(lt) and lab.is_roundoff(sm):
         return ("Both splittings are exact here (F and G commute, or β = 0 switches F off): the errors are "
                 "round-off, and their 'slopes' mean nothing.")
     slope_lt = slope_text(s.local_slope["lie-trotter"][solver], lt)
@@ -287,25 +286,16 @@ def section_untied(o: dict) -> None:
     eps = st.select_slider("How far apart the halves are: ε", lab_cache.EPSILONS[1:], key="l_eps",
                            format_func=lambda v: f"{v:g}")
     tied, untied = (lab_cache.untied_study(o["kind"], o["n"], o["beta"], e) for e in (0.0, eps))
-    merged = toy.ConvergenceStudy(tied.system, tied.gammas, tied.horizon, tied.n_steps)
-    for key, study, name in (("lie-trotter", tied, "lie-trotter"), ("tied", tied, "strang"),
-                             ("untied", untied, "strang")):
-        for field in ("local_error", "global_error", "local_slope", "global_slope"):
-            getattr(merged, field)[key] = getattr(study, field)[name]
+    merged = lab.combined({"lie-trotter": (tied, "lie-trotter"), "tied": (tied, "strang"),
+                           "untied": (untied, "strang")})
     strang = scheme_style("strang")
     looks = {"tied": ("Strang–Marchuk, tied halves (ε = 0)", strang),
              "untied": (f"Strang–Marchuk, untied halves (ε = {eps:g})",
                         SchemeStyle(strang.color, "circle-open", "dash"))}
     st.plotly_chart(plot.convergence(merged, "exact", ["lie-trotter", "tied", "untied"], looks=looks),
                     key="l_untied", **CHART)
-    rows = []
-    for e in lab_cache.EPSILONS:
-        s_ = lab_cache.untied_study(o["kind"], o["n"], o["beta"], e)
-        rows.append({"ε": f"{e:g}", "local slope (exact sub-flows)": slope_text(s_.local_slope["strang"]["exact"],
-                                                                                s_.local_error["strang"]["exact"]),
-                     "global slope": slope_text(s_.global_slope["strang"]["exact"], s_.global_error["strang"]["exact"]),
-                     "local error at γ = 0.004": f"{s_.local_error['strang']['exact'][0]:.2g}"})
-    st.dataframe(rows, hide_index=True, width="stretch")
+    studies = {e: lab_cache.untied_study(o["kind"], o["n"], o["beta"], e) for e in lab_cache.EPSILONS}
+    st.dataframe(plot.untied_rows(studies), hide_index=True, width="stretch")
     state.explain(f"{SYSTEMS[o['kind']]}, {o['n']} particles, β = {o['beta']:g}. Measured: tied halves give local/"
                   "global slopes 3/2 (Theorem 1); any untying that does not vanish with γ gives 2/1, the order of "
                   "Lie–Trotter. What stays is a smaller constant while ε is small; in the trained models of section 3 "
@@ -331,8 +321,8 @@ def section_random() -> None:
     for f in lab_cache.SIZES:
         row = {"size of F ↓ · of G →": f"{f:g}"}
         for g in lab_cache.SIZES:
-            r = lab_cache.random_ratios(f, g)
-            row[f"G {g:g}"] = f"{np.mean(r > 1):.0%} worse · median {np.median(r):.2f}"
+            worse, median = lab.ratio_summary(lab_cache.random_ratios(f, g))
+            row[f"G {g:g}"] = f"{worse:.0%} worse · median {median:.2f}"
         grid.append(row)
     st.dataframe(grid, hide_index=True, width="stretch")
     state.explain("Each cell: the share of the 200 systems in which Strang–Marchuk's global error is the larger, "
@@ -438,14 +428,7 @@ def section_networks() -> tuple[dict, tuple]:
                       "difference near 1 is an ε of the order of 1 there.")
 
     st.subheader("3d · What each kind of sub-step does to the spread of the particles")
-    rows = []
-    for _, name, _, r in measured:
-        for view, changes in r["spread"].items():
-            for kind, c in changes.items():
-                rows.append({"model": name, "view": view, "sub-steps": kind, "count": len(c),
-                             "share that contract": f"{np.mean(c < 0):.0%}",
-                             "median change of the spread": f"{np.median(c):+.1%}"})
-    st.dataframe(rows, hide_index=True, width="stretch")
+    st.dataframe(plot.spread_rows({name: r["spread"] for _, name, _, r in measured}), hide_index=True, width="stretch")
     state.explain("Spread = RMS distance of the particles to their centre; raw = the residual stream, normalised = "
                   "each token standardised (what the next operator reads). Whether diffusion gathers the particles "
                   "and convection spreads them is measured here, not assumed: it depends on the view and the model.")

@@ -1,4 +1,4 @@
-"""Figures of the splitting lab: toy-ODE results (macaron.lab.toy) and layer measures (macaron.studies.bridge) in,
+"""Figures of the splitting lab: toy-ODE results (macaron.lab) and layer measures (macaron.studies.bridge) in,
 Plotly figures out.
 
 One colour, one marker and one dash per scheme, the same in every figure (style.SCHEME_STYLE);
@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..lab.toy import EXPECTED_ORDER, ROUNDOFF, ConvergenceStudy, ParticlePaths, distance, is_roundoff
+from ..lab import EXPECTED_ORDER, ROUNDOFF, ConvergenceStudy, ParticlePaths, distance, is_roundoff, ratio_summary
 from ..schemes import ALIASES, SCHEMES, Scheme
 from .style import (
     EXACT_COLOR,
@@ -342,6 +342,19 @@ def slope_rows(study: ConvergenceStudy, schemes: Sequence[str] | None = None,
     return rows
 
 
+def untied_rows(studies: dict[float, ConvergenceStudy]) -> list[dict]:
+    """One row per ε of Strang–Marchuk with exact sub-flows and untied halves G ± εΔ (a study each,
+    macaron.lab.untied): its measured local and global slopes, and its local error at the smallest γ."""
+    rows = []
+    for eps, s in studies.items():
+        loc, glo = s.local_error["strang"]["exact"], s.global_error["strang"]["exact"]
+        rows.append({"ε": f"{eps:g}",
+                     "local slope (exact sub-flows)": slope_text(s.local_slope["strang"]["exact"], loc),
+                     "global slope": slope_text(s.global_slope["strang"]["exact"], glo),
+                     f"local error at γ = {s.gammas[0]:.2g}": f"{loc[0]:.2g}"})
+    return rows
+
+
 # ---- 2b · many random systems -------------------------------------------------------------------------
 def ratio_histogram(ratios: np.ndarray, height: int = 340) -> go.Figure:
     """The ratio of global errors Strang / Lie–Trotter over random systems, on a log₂ axis: left of the
@@ -362,7 +375,7 @@ def ratio_histogram(ratios: np.ndarray, height: int = 340) -> go.Figure:
                          customdata=_r(2 ** mids[keep])))
     ticks = [np.log2(t) for t in (0.125, 0.25, 0.5, 0.7, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 2, 4, 8)
              if edges[0] <= np.log2(t) <= edges[-1]]
-    worse = float(np.mean(np.asarray(ratios) > 1))
+    worse, median = ratio_summary(ratios)
     layout = base_layout(height, font=LAB_FONT, bargap=0.05, margin=dict(l=70, r=20, t=60, b=60),
                          xaxis=dict(title=dict(text="global error of Strang–Marchuk ÷ Lie–Trotter's"),
                                     tickvals=ticks, ticktext=[f"{2.0 ** t:.3g}" for t in ticks]),
@@ -371,12 +384,20 @@ def ratio_histogram(ratios: np.ndarray, height: int = 340) -> go.Figure:
                                       line=dict(color="#333", width=1.5, dash="dash"))],
                          annotations=[dict(x=0, y=1, yref="paper", xanchor="left", yanchor="bottom", showarrow=False,
                                            text=f"  {worse:.0%} of {len(r)} systems: Strang worse · median ratio "
-                                                f"{np.median(ratios):.2f}", font=dict(size=14))],
+                                                f"{median:.2f}", font=dict(size=14))],
                          legend=dict(orientation="h", yanchor="bottom", y=1.08, x=0.0, font=dict(size=14)))
     return figure(data, layout)
 
 
 # ---- 3 · trained networks, layer by layer ------------------------------------------------------------
+def spread_rows(spreads: dict[str, dict]) -> list[dict]:
+    """One row per model, view and kind of sub-step: how often those sub-steps contract the particles and the median
+    change of their spread. `spreads`: model name -> {view: macaron.studies.bridge.spread_change of that view}."""
+    return [{"model": name, "view": view, "sub-steps": kind, "count": len(c),
+             "share that contract": f"{np.mean(c < 0):.0%}", "median change of the spread": f"{np.median(c):+.1%}"}
+            for name, views in spreads.items() for view, changes in views.items() for kind, c in changes.items()]
+
+
 def layer_bars(series: Sequence[tuple], ytitle: str, height: int = 380, log: bool = False,
                line: tuple[float, str] | None = None) -> go.Figure:
     """Grouped bars, one group per layer: series = [(label, values per layer, colour[, pattern])]; a

@@ -23,7 +23,7 @@ import plotly.io as pio
 
 from .. import lesson
 from ..formats.folder import CheckpointError
-from ..lab import toy
+from ..lab import lab_paths
 from ..network.reading import NO_TOKENIZER, InputError
 from ..schemes import SCHEMES
 from ..sources.loading import load
@@ -32,8 +32,9 @@ from ..sources.milestones import Milestone, milestones
 from ..sources.shipped import available, default_pair, resolve
 from ..studies import analysis, orders
 from .compare import compare
+from .guesses import logit_lens
 from .lab import convergence, toy_particles
-from .particles import logit_lens, particles
+from .particles import particles
 from .style import model_label
 
 WIDTH = 1040          # every figure's width in pixels: a 1280-wide screen and a landscape A4 page both hold it
@@ -209,13 +210,12 @@ def lab_panel(step: lesson.LessonStep, div_id: str) -> Panel:
     kind, solver, beta, n = v["sys"], v["sub"], float(v["beta"]), int(v["np"])
     horizon, n_steps, magnify = float(v["T"]), int(v["steps"]), int(v["mag"])
     shown = [s for s in v["show"].split(",") if s in SCHEMES]
-    paths, dense_t, dense = toy.lab_paths(kind, n, beta, horizon, n_steps, solver)
-    visible = toy.ParticlePaths(paths.times, paths.exact, {s: p for s, p in paths.schemes.items() if s in shown},
-                                paths.solver)
+    paths, dense_t, dense = lab_paths(kind, n, beta, horizon, n_steps, solver)
+    visible = paths.only(shown)
     fig = toy_particles(visible, dense_t, dense, magnify=magnify, height=LAB_HEIGHT)
     f = _frame(step.print_at, len(paths.times))
     still = toy_particles(visible, dense_t, dense, magnify=magnify, height=LAB_HEIGHT, start=f)
-    final = {s: float(toy.distance(p[-1], visible.exact[-1])) for s, p in visible.schemes.items()}
+    final = visible.final_errors()
     caption = (f"Black dots: the exact flow of the {kind} system ({n} particles, β = {beta:g}); each scheme's "
                f"particle is joined to its exact position by a line of its colour, errors drawn ×{magnify}. "
                f"{n_steps} steps of γ = {horizon / n_steps:g}, each sub-step solved exactly.")

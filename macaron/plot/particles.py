@@ -1,18 +1,18 @@
-"""Figures of one trajectory: the particles animation (with who pulls whom, on one clock), the
-rhythm of a layer, the logit lens and attribution. Trajectories and macaron.studies.analysis results in,
-Plotly figures out.
+"""The particles animation of one trajectory, with who pulls whom, on one clock: the plane of particles (laid out
+once, then drawn frame by frame; compare and slides draw it too) and the mixing matrix beside it. Trajectories and
+macaron.studies.analysis projections in, Plotly figures out. The rhythm of a layer is in rhythm.py, the logit lens
+and attribution in guesses.py.
 """
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from typing import NamedTuple, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
-from ..schemes import CONVECTION, CROSS, DIFFUSION, FULL, SUBSTEP_KINDS
-from ..studies.analysis import Projection, displacement_norms, kept_states
+from ..schemes import CONVECTION, CROSS, SUBSTEP_KINDS
+from ..studies.analysis import Projection
 from ..trajectory import Trajectory
 from .style import (
     KIND_COLOR,
@@ -33,7 +33,6 @@ from .style import (
     place_labels,
     play_controls,
     short_token,
-    subplots_layout,
     token_style,
     true_aspect,
 )
@@ -55,6 +54,11 @@ def slider_label(t: float, h: float = 1.0, encoder_layers: float | None = None) 
     if encoder_layers is None or t == 0:
         return f"{h * t:g}"
     return f"E{t:g}" if t <= encoder_layers else f"D{t - encoder_layers:g}"
+
+
+def keep_mask(traj: Trajectory, keep) -> np.ndarray:
+    """[T] bool: the particles kept (`keep`, or every one for None)."""
+    return np.ones(len(traj.tokens), bool) if keep is None else np.asarray(keep)
 
 
 def kept_tokens(traj: Trajectory, keep) -> list[str]:
@@ -155,7 +159,7 @@ def plane(traj: Trajectory, proj: Projection, *, trail: int = 4, labels: str = "
     `labels`: 'auto' (every particle up to 30; beyond, the first 30 in label_priority that fit), 'all' (every
     particle, overlapping if it must), 'none'."""
     coords = np.asarray(proj.coords)
-    keep = np.ones(len(traj.tokens), bool) if proj.keep is None else np.asarray(proj.keep)
+    keep = keep_mask(traj, proj.keep)
     tokens = kept_tokens(traj, keep)
     ranges = ranges or [padded_range(coords[..., k]) for k in range(coords.shape[-1])]
     if coords.shape[-1] == 2:  # true aspect: a wider plot shows more of x, and every distance in pixels stays
@@ -172,7 +176,7 @@ def plane(traj: Trajectory, proj: Projection, *, trail: int = 4, labels: str = "
     return Plane(traj, coords, keep, tokens, ranges, placed, size_px, tuple(axes), max(0, int(trail)), head, font_px)
 
 
-def _edges(p: Plane, f: int) -> list[np.ndarray]:
+def pull_lines(p: Plane, f: int) -> list[np.ndarray]:
     """Per axis: a line from each particle to the one it listened to most in the diffusion
     sub-step that produced state f (only if that weight is well above uniform)."""
     dims = p.dims
@@ -259,7 +263,7 @@ def plane_frame(p: Plane, f: int) -> list[dict]:
         before[still] = after[still] = np.nan
     for k in _kinds(p):
         out.append(_xyz(segments(before, after, p.dims) if f and kind == k else empty))
-    edges = _xyz(_edges(p, f))
+    edges = _xyz(pull_lines(p, f))
     if p.dims == 2:
         edges["marker"] = dict(size=[0, 9, 0] * (len(edges["x"]) // 3))
     out.append(edges)
@@ -492,139 +496,3 @@ def mixing_heatmap(traj: Trajectory, step: int, head: int | None = None, height:
                                     tickfont=dict(size=11 if T > 20 else 13)),
                          margin=dict(l=110, r=20, t=50, b=110))
     return figure([trace], layout)
-
-
-def _keep(traj: Trajectory, keep) -> np.ndarray:
-    return np.ones(len(traj.tokens), bool) if keep is None else np.asarray(keep)
-
-
-# ---- rhythm: displacement per sub-step --------------------------------------------------------
-
-def displacement(trajs: Sequence[Trajectory], names: Sequence[str] | None = None,
-                 keeps: Sequence[np.ndarray | None] | None = None, per_token: bool = True,
-                 height: int | None = None, normalised: bool = False) -> go.Figure:
-    """Bars: mean ‖Δx‖ of each sub-step, spanning its share of layer time, coloured by kind.
-    Dots: every particle's own ‖Δx‖. One row per trajectory, sharing the time axis and the ‖Δx‖
-    scale. `normalised`: moves of the states as the operators read them (analysis.standardise)."""
-    n = len(trajs)
-    names = list(names) if names else [t.meta.get("model", "") for t in trajs]
-    keeps = list(keeps) if keeps else [None] * n
-    # Plain dicts, like every other builder: Plotly validating the figure took most of a Particles page run.
-    layout = subplots_layout(n, 1, shared_xaxes=True, vertical_spacing=0.12 if n > 1 else 0.0,
-                             subplot_titles=[esc(s) for s in names] if n > 1 else None)
-    data, legend_done = [], set()
-    for r, (traj, keep) in enumerate(zip(trajs, keeps), start=1):
-        keep = _keep(traj, keep)
-        norms = displacement_norms(kept_states(traj, normalised, keep))  # [S-1, T]
-        tokens = kept_tokens(traj, keep)
-        t0, t1 = traj.times[:-1], traj.times[1:]  # each sub-step spans its share of layer time
-        axes = dict(xaxis=f"x{r if r > 1 else ''}", yaxis=f"y{r if r > 1 else ''}")
-        for kind in SUBSTEP_KINDS:
-            sel = [k for k, s in enumerate(traj.steps) if s.kind == kind]
-            if not sel:
-                continue
-            data.append(dict(
-                type="bar", x=[(t0[k] + t1[k]) / 2 for k in sel], y=[norms[k].mean() for k in sel],
-                width=[(t1[k] - t0[k]) * 0.92 for k in sel], marker=dict(color=KIND_COLOR[kind]),
-                name=KIND_NAME[kind], legendgroup=kind, showlegend=kind not in legend_done,
-                hovertext=[f"{esc(traj.steps[k].label)}<br>mean ‖Δx‖ = {norms[k].mean():.3g}" for k in sel],
-                hoverinfo="text", **axes))
-            legend_done.add(kind)
-        if per_token and len(tokens):
-            hov = [f"{esc(tok)} · {esc(traj.steps[k].label)}: {norms[k, i]:.3g}"
-                   for k in range(len(traj.steps)) for i, tok in enumerate(tokens)]
-            data.append(dict(type="scatter", x=np.repeat((t0 + t1) / 2, len(tokens)), y=norms.ravel(),
-                             mode="markers", name="one particle", legendgroup="tok",
-                             showlegend="tok" not in legend_done, hovertext=hov, hoverinfo="text",
-                             marker=dict(size=4, color="rgba(40,40,40,0.45)"), **axes))
-            legend_done.add("tok")
-        layout[f"yaxis{r if r > 1 else ''}"].update(title=dict(text="‖Δx‖"), rangemode="tozero",
-                                                    **(dict(matches="y") if r > 1 else {}))
-    L = max(int(round(t.times[-1])) for t in trajs)
-    for r in range(1, n + 1):
-        layout[f"xaxis{r if r > 1 else ''}"].update(tickmode="array", tickvals=list(range(L + 1)),
-                                                    ticktext=[str(i) for i in range(L + 1)], showgrid=True,
-                                                    gridcolor="#bbb", showticklabels=True)
-    layout[f"xaxis{n if n > 1 else ''}"]["title"] = dict(text="layer time t (layer boundaries)")
-    for a in layout.get("annotations", []):
-        a["font"] = dict(size=14)
-    layout.update(base_layout(height or (200 + 210 * n), barmode="overlay", bargap=0,
-                              margin=dict(l=60, r=20, t=75, b=50)))
-    layout["legend"] = dict(orientation="h", x=0.0, xanchor="left", y=1.0, yref="container", yanchor="top",
-                            font=dict(size=13))
-    return figure(data, layout)
-
-
-def displacement_heatmap(traj: Trajectory, keep: np.ndarray | None = None, height: int | None = None) -> go.Figure:
-    """Token × sub-step map of ‖Δx‖; cells span each sub-step's share of layer time."""
-    keep = _keep(traj, keep)
-    norms = displacement_norms(traj.states[:, keep]).T  # [T, S-1]
-    idx = np.flatnonzero(keep)
-    names = [esc(display_token(traj.tokens[i], int(i))) for i in idx]
-    data = [dict(type="heatmap", z=norms, x=traj.times.tolist(), y=list(range(len(idx))), colorscale="Viridis",
-                 colorbar=dict(title=dict(text="‖Δx‖"), thickness=14),
-                 hovertext=[[f"{names[i]} · {esc(s.label)}: {norms[i, k]:.3g}" for k, s in enumerate(traj.steps)]
-                            for i in range(len(idx))], hoverinfo="text")]
-    L = int(round(traj.times[-1]))
-    layout = base_layout(height or int(min(700, 16 * len(idx) + 160)),
-                         xaxis=dict(title=dict(text="layer time t"), tickmode="array", tickvals=list(range(L + 1))),
-                         yaxis=dict(tickmode="array", tickvals=list(range(len(idx))), ticktext=names,
-                                    autorange="reversed", tickfont=dict(size=11)),
-                         margin=dict(l=110, r=20, t=30, b=50))
-    return figure(data, layout)
-
-
-# ---- logit lens, attribution -------------------------------------------------------------------
-STEP_MARK = {DIFFUSION: "◆ ", CONVECTION: "● ", FULL: "■ "}  # what produced the state a row reads
-
-
-def logit_lens(guesses: list[list[tuple[str, float]]], traj: Trajectory, height: int | None = None) -> go.Figure:
-    """Rows: the recorded states (embedding, every sub-step); columns: the top-k guesses."""
-    S = len(guesses)
-    k = max((len(g) for g in guesses), default=0)
-    z = np.array([[p for _, p in g] + [np.nan] * (k - len(g)) for g in guesses])
-    text = [[esc(display_token(t)) for t, _ in g] + [""] * (k - len(g)) for g in guesses]
-    kinds = kinds_of(traj)
-    rows = [f"{STEP_MARK.get(kinds[i], '')}{esc(lab)}" for i, lab in enumerate(traj.labels[:S])]
-    hover = [[f"{rows[i]}<br>#{j + 1}: <b>{text[i][j]}</b> {z[i, j]:.1%}" for j in range(len(guesses[i]))]
-             for i in range(S)]
-    data = [dict(type="heatmap", z=z, x=[f"#{j + 1}" for j in range(k)], y=list(range(S)), text=text,
-                 texttemplate="%{text}", textfont=dict(size=13), zmin=0, zmax=1,
-                 colorscale=[[0, "#f7fbff"], [0.25, "#c6dbef"], [0.6, "#4292c6"], [1, "#08306b"]],
-                 hovertext=hover, hoverinfo="text", xgap=2, ygap=1,
-                 colorbar=dict(title=dict(text="prob."), thickness=12, tickformat=".0%"))]
-    layout = base_layout(height or int(min(1100, 20 * S + 110)),
-                         yaxis=dict(tickmode="array", tickvals=list(range(S)), ticktext=rows, autorange="reversed",
-                                    tickfont=dict(size=12)),
-                         xaxis=dict(side="top", title=dict(text="top guesses, best first")),
-                         margin=dict(l=230, r=10, t=60, b=10))
-    return figure(data, layout)
-
-
-def _diverging(v: float) -> str:
-    """Colour-blind-safe diverging scale: blue (supports) … white … orange (works against)."""
-    v = float(np.clip(v, -1, 1))
-    pos, neg, white = (33, 102, 172), (230, 97, 1), (255, 255, 255)
-    c = pos if v >= 0 else neg
-    a = abs(v)
-    rgb = [round(w + (cc - w) * a) for w, cc in zip(white, c)]
-    return f"rgb({rgb[0]},{rgb[1]},{rgb[2]})"
-
-
-def attribution_html(tokens: Sequence[str], scores: np.ndarray) -> str:
-    """The sentence as a strip of tokens shaded by attribution (escaped: never executes HTML)."""
-    s = np.asarray(scores, dtype=np.float64)
-    top = float(np.abs(s).max()) if s.size else 0.0
-    norm = s / top if top > 0 else s
-    spans = []
-    for tok, v, raw in zip(tokens, norm, s):
-        fg = "#fff" if abs(v) > 0.6 else "#111"
-        spans.append(f"<span title='{html.escape(tok, quote=True)}: {raw:+.3g}' style='background:{_diverging(v)};"
-                     f"color:{fg};padding:3px 6px;margin:2px;border-radius:4px;display:inline-block;"
-                     f"border:1px solid #ddd;font-size:1.05rem'>{html.escape(tok)}</span>")
-    legend = ("<div style='font-size:0.85rem;color:#555;margin-top:4px'>"
-              f"<span style='background:{_diverging(1)};color:#fff;padding:1px 6px;border-radius:3px'>supports</span>"
-              " · white: little effect · "
-              f"<span style='background:{_diverging(-1)};color:#fff;padding:1px 6px;border-radius:3px'>"
-              "works against</span></div>")
-    return "<div style='line-height:2.1'>" + "".join(spans) + "</div>" + legend

@@ -64,9 +64,9 @@ def _pairs(model, i: int) -> dict[str, tuple]:
     return pairs
 
 
-def _double(model):
-    """A float64 copy (or the model, if it is one): the s² differences at s = 1/16 must not drown in
-    float32 rounding."""
+def as_float64(model):
+    """A float64 copy (or the model, if it is one): the s² differences at s = 1/16 here, and the errors against
+    an exact flow of macaron.studies.orders, must not drown in float32 rounding."""
     if next(model.parameters()).dtype == torch.float64:
         return model
     return copy.deepcopy(model).double().eval()
@@ -75,7 +75,7 @@ def _double(model):
 @torch.no_grad()
 def commutators(model, trajectory, scales=SCALES) -> dict[str, np.ndarray]:
     """{pair: [n_layers, len(scales)]} of κ (mean over tokens) on the state entering each layer."""
-    m = _double(model)
+    m = as_float64(model)
     states = _states(m, trajectory)  # float64, as the copy
     starts = trajectory.layer_boundaries()[:-1]
     positions = m.block_positions(states.shape[1])
@@ -199,7 +199,7 @@ def summary(model, trajectories) -> dict:
     the norms' own move and the moves (`norm_move`, `move`); and per kind of sub-step and view, the
     share of sub-steps that contract the particles."""
     steps, kappas, ties, spreads, norms = [], {}, [], {}, []
-    model = _double(model)  # once for every sentence
+    model = as_float64(model)  # once for every sentence
     for traj in trajectories:
         steps.append(step_ratio(traj))
         if model.config.norm == "post":

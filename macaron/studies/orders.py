@@ -28,10 +28,10 @@ import torch
 from torchdiffeq import odeint
 
 from ..formats.folder import CheckpointError, read_json
-from ..lab.toy import ConvergenceStudy
+from ..lab import ConvergenceStudy
 from ..schemes import get_scheme
 from ..sources.milestones import param_checksum
-from .bridge import _double
+from .bridge import as_float64
 from .dynamics import as_scheme
 
 SCALES = (1.0, 0.5, 0.25, 0.125)
@@ -123,7 +123,7 @@ def local_orders(model, texts, scales=SCALES, layers: tuple[int, ...] | None = N
     """Local errors of Lie–Trotter and Strang steps, exact and Euler sub-flows, built from each
     layer's own operators, from the state entering that layer, over the sentences."""
     _check(model)
-    model = _double(model)
+    model = as_float64(model)
     plans = _plans(model)
     errors: dict[str, list] = {f"{n} · {f}": [] for n in SCHEMES for f in SUBFLOWS}
     sentence = []
@@ -151,7 +151,7 @@ def global_orders(model, texts, ns=(1, 2, 4, 8)) -> Orders:
     times at scale 1/n) in each scheme, against the exact flow of each layer's V for its time h, from
     the state entering layer 1; the scales are 1/n."""
     _check(model)
-    model = _double(model)
+    model = as_float64(model)
     plans = _plans(model)
     errors: dict[str, list] = {f"{n} · {f}": [] for n in SCHEMES for f in SUBFLOWS}
     for text in texts:

@@ -34,9 +34,10 @@ that trainer has passed its checks (data, checkpoint, budget, phase: it writes `
 
 Beside this file: the objective (MaskedLM, optimizer_for, Schedule) in `objective.py`, the command line in
 `options.py`, the processes in `distributed.py`, checkpoints and warm starts in `resume.py`, where a run stands
-and where it begins (Place, Start) in `start.py`, the --fit-minutes probe in `budget.py`, what it writes (curves,
-milestones, model folders and their facts) in `output.py`. Here: one model of the run (Member), the threads that
-step models at once, then the run (Run) step by step: prepare, open, build, start, fit_budget, loop, finish.
+and where it begins (Place, the checkpoint it opens, Start) in `start.py`, the --fit-minutes probe in `budget.py`,
+what it writes (curves, milestones, model folders and their facts) in `output.py`. Here: one model of the run
+(Member), the threads that step models at once, then the run (Run) step by step: prepare, open, build, start,
+fit_budget, loop, finish.
 """
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ from .options import model_configs, parse_args
 from .output import Output
 from .pack import open_data
 from .resume import TrainError
-from .start import Place, Start
+from .start import Place, Start, open_checkpoint
 from .watch import trainer_pid
 
 
@@ -283,31 +284,9 @@ class Run:
             total = min(total, by_tokens) if total else by_tokens
         return total
 
-    # 2. resume, or refuse to overwrite
+    # 2. resume, or refuse to overwrite (start.py)
     def open(self):
-        a, dist, p = self.args, self.dist, self.place
-        ckpt = resume.folder(a.run_dir)
-        if a.resume:
-            if ckpt is None:
-                raise TrainError(f"{a.run_dir}: --resume, but the run folder holds no checkpoint "
-                                 f"({resume.CHECKPOINT}/state.json)")
-            self.state = resume.read_state(ckpt)
-            recorded = self.state.get("run", {}).get("total_steps")
-            if a.fit_minutes or self.state.get("phases"):  # the probe's budget, or a later phase's, is the run's
-                p.total_steps = recorded
-            if a.new_phase:  # the budget asked for is the new phase's; the checkpoint's is the one it extends
-                p.phase_end, p.total_steps = self.asked, recorded
-            resume.check_compatible(ckpt, self.state, self.configs, self.data.tok_hash,
-                                    {**self.terms, "total_steps": p.total_steps}, dist.world)
-        elif not a.overwrite:
-            if ckpt is not None:
-                raise TrainError(f"{ckpt}: the run folder already holds a checkpoint; pass --resume to "
-                                 f"continue it or --overwrite to start over")
-            for name in self.configs if not a.warm_start else ():  # a warm start replaces what it continues
-                if (a.out / name / "config.json").exists():
-                    raise TrainError(f"{a.out / name / 'config.json'}: the model folder exists; pass --overwrite "
-                                     f"to replace it")
-        self.ckpt = ckpt
+        self.ckpt, self.state = open_checkpoint(self)
 
     # 3. the models
     def build(self):

@@ -1,5 +1,6 @@
-"""Where a run stands (Place) and where it begins (Start): its checkpoint, the weights an earlier run published (a
-warm start), or the random draw; and, with --new-phase, a finished run that fell short going on to a new budget.
+"""Where a run stands (Place) and where it begins (Start): its checkpoint (opened and checked before anything is
+written, open_checkpoint), the weights an earlier run published (a warm start), or the random draw; and, with
+--new-phase, a finished run that fell short going on to a new budget.
 
 A Place is what a checkpoint keeps besides the weights and optimizers, and what the card reports of a run's path:
 its step and tokens, its budget, and the history a later process must know (warm starts, phases, the precision
@@ -45,6 +46,37 @@ class Place:
     def history(self) -> dict:
         return {"warm_starts": self.warm_starts, "phases": self.phases, "precisions": self.precisions,
                 "penalties": self.penalties}
+
+
+def open_checkpoint(run) -> tuple[Path | None, dict | None]:
+    """The checkpoint a run continues, read before anything is written: with --resume its folder and state, checked
+    against the run (`run` is pretrain.Run after prepare), the place's budget set where the checkpoint's is the
+    run's; without, a refusal to replace a checkpoint or a model folder unless --overwrite, and no state. Returns
+    (the run folder's checkpoint or None, its state or None)."""
+    a, p = run.args, run.place
+    ckpt = resume.folder(a.run_dir)
+    if a.resume:
+        if ckpt is None:
+            raise TrainError(f"{a.run_dir}: --resume, but the run folder holds no checkpoint "
+                             f"({resume.CHECKPOINT}/state.json)")
+        state = resume.read_state(ckpt)
+        recorded = state.get("run", {}).get("total_steps")
+        if a.fit_minutes or state.get("phases"):  # the probe's budget, or a later phase's, is the run's
+            p.total_steps = recorded
+        if a.new_phase:  # the budget asked for is the new phase's; the checkpoint's is the one it extends
+            p.phase_end, p.total_steps = run.asked, recorded
+        resume.check_compatible(ckpt, state, run.configs, run.data.tok_hash,
+                                {**run.terms, "total_steps": p.total_steps}, run.dist.world)
+        return ckpt, state
+    if not a.overwrite:
+        if ckpt is not None:
+            raise TrainError(f"{ckpt}: the run folder already holds a checkpoint; pass --resume to "
+                             f"continue it or --overwrite to start over")
+        for name in run.configs if not a.warm_start else ():  # a warm start replaces what it continues
+            if (a.out / name / "config.json").exists():
+                raise TrainError(f"{a.out / name / 'config.json'}: the model folder exists; pass --overwrite "
+                                 f"to replace it")
+    return ckpt, None
 
 
 class Start:

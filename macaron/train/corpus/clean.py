@@ -51,9 +51,14 @@ def normalize_ws(text: str) -> str:
     return _WS.sub(" ", _CTRL.sub("", text)).strip()
 
 
+def strip_tags(text: str, by: str = " ") -> str:
+    """Every markup tag (`<i>`, `</category>`) replaced by `by`."""
+    return _TAG.sub(by, text)
+
+
 def strip_html(text: str) -> str:
     """`<br />` marks a paragraph break in IMDB reviews; other tags are dropped."""
-    return _TAG.sub(" ", _BR.sub("\n", text))
+    return strip_tags(_BR.sub("\n", text))
 
 
 def detokenize(text: str, quotes: bool = False) -> str:
@@ -84,6 +89,11 @@ def undo_wikitext(line: str) -> str:
 def is_wikitext_heading(line: str) -> bool:
     """` = Title = `, ` = = Section = = ` and deeper."""
     return bool(_WIKI_HEADING.match(line))
+
+
+def is_wikitext_title(line: str) -> bool:
+    """` = Title = ` only (a single '='): the line that starts a new article."""
+    return bool(_WIKI_TITLE.match(line))
 
 
 def strip_brown_tags(line: str) -> str:

@@ -16,20 +16,20 @@ from typing import Callable, Iterator
 
 from .archives import archive_text
 from .clean import (
-    _TAG,
-    _WIKI_TITLE,
     CorpusError,
     Doc,
     chunked,
     content_id,
     detokenize,
     is_wikitext_heading,
+    is_wikitext_title,
     looks_tokenized,
     normalize_ws,
     paragraphs,
     split_fortunes,
     strip_brown_tags,
     strip_html,
+    strip_tags,
     undo_wikitext,
     word_chunks,
     wordnet_gloss,
@@ -57,7 +57,7 @@ def read_wikitext(paths: list[Path]) -> Iterator[Doc]:
     for name, text in archive_text(paths[0], r"wikitext-2/(train|valid|test)\.raw\.gz$"):
         title, lines = None, []
         for line in text.split("\n"):
-            if _WIKI_TITLE.match(line):
+            if is_wikitext_title(line):
                 if title and lines:
                     yield title, lines
                 title, lines = line.strip(" ="), []
@@ -128,7 +128,7 @@ def read_dictd(paths: list[Path]) -> Iterator[Doc]:
     """dictd databases: blank-line separated entries; `{xref}` and `<category>` marks dropped."""
     for path in paths:
         for name, text in archive_text(path, r"usr/share/dictd/[^/]+\.dict\.dz$"):
-            paras = [re.sub(r"[{}]", "", _TAG.sub("", p)) for p in paragraphs(text)]
+            paras = [re.sub(r"[{}]", "", strip_tags(p, "")) for p in paragraphs(text)]
             yield from chunked(paras, 100, Path(name).name.split(".")[0])
 
 
