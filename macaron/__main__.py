@@ -270,7 +270,7 @@ def import_fairseq(args) -> int:
                   source_dict=args.source_dict, target_dict=args.target_dict)
     model = load(out, "cpu")
     c = model.config
-    systems = [c] if not hasattr(c, "encoder") else [c.encoder, c.decoder]
+    systems = [c.encoder, c.decoder] if model.kind == "translator" else [c]
     what = " and ".join(f"{s.n_layers} layers × {s.d_model}, {s.vocab_size:,} tokens" for s in systems)
     kind = f"{c.source_lang} → {c.target_lang}, scheme {c.encoder.scheme}" if len(systems) == 2 else \
         f"scheme {c.scheme}"
@@ -320,7 +320,7 @@ def bleu(args) -> int:
 
 def trace(args) -> int:
     model = load(args.model or (available() or ["(none shipped)"])[0])
-    if hasattr(model, "translate"):  # an encoder–decoder: both systems, and the translation
+    if model.kind == "translator":  # an encoder–decoder: both systems, and the translation
         result = model.translate(args.text)
         print(f"{table(model.encoder, result.source)}\n\n{table(model.decoder, result.target)}\n\n"
               f"translation: {result.text}")

@@ -164,6 +164,11 @@ class Model(nn.Module):
 
     # ---- the computation -------------------------------------------------------------
     @property
+    def kind(self) -> str:
+        """"encoder" or "decoder" (causal): one particle system (an EncoderDecoder's kind: "translator", two)."""
+        return "decoder" if self.config.causal else "encoder"
+
+    @property
     def device(self) -> torch.device:
         return self.token_embedding.weight.device
 

@@ -323,7 +323,7 @@ def protocol_of(model) -> Protocol:
 # ---- translating and scoring ---------------------------------------------------------------------------------------
 def require_translation(model) -> None:
     """Refuse a model that is not a translation model with its dictionaries."""
-    if not hasattr(model, "translate"):
+    if getattr(model, "kind", None) != "translator":
         raise DataError("this model is not a translation model (an encoder–decoder): bleu scores translations")
     if model.tokenizer is None:
         raise DataError("this model has no dictionaries (tokenizer.json) to check the test set's against")

@@ -28,7 +28,7 @@ from torch import nn
 
 from ..config import ModelConfig
 from ..formats.folder import CheckpointError, default_card, read_facts, save
-from ..formats.moses_bpe import EOS, PAD, UNK, ReadingError, TranslationReading, is_moses_bpe_pair
+from ..formats.moses_bpe import EOS, PAD, UNK, TranslationReading
 from ..network.model import Model, is_id_list, recorded_trajectories, store_shared_once
 from ..network.operators import SourceSystem
 from ..network.reading import InputError
@@ -141,6 +141,8 @@ class EncoderDecoder(nn.Module):
         if config.shared_embeddings:  # one table for the source, the target and the next-word head
             self.decoder.token_embedding = self.encoder.token_embedding
         store_shared_once(self)  # a shared table is stored once, under the encoder's name
+
+    kind = "translator"  # two particle systems (a Model's kind: "encoder" or "decoder", one)
 
     @property
     def device(self) -> torch.device:
@@ -308,18 +310,6 @@ class JointReading(NamedTuple):
         self.source.save(str(path))
 
 
-def reading_of(file) -> TranslationReading | JointReading:
-    """A translation folder's tokenizer.json: the paper's reading (ours, key "reader") or one joint vocabulary."""
-    from tokenizers import Tokenizer
-
-    if is_moses_bpe_pair(file):
-        return TranslationReading.from_file(file)
-    try:
-        return JointReading(Tokenizer.from_file(str(file)))
-    except Exception as e:  # tokenizers raises its own Exception for a file it cannot read
-        raise ReadingError(f"{file}: not a readable tokenizer ({e})") from None
-
-
 PRESETS = "presets.txt"  # a translator trained here ships the first sentences of its test set (train.publish)
 
 
@@ -342,28 +332,6 @@ def test_scores(folder) -> dict | None:
             if facts.get("task") == "translation" and "bleu" in final else None
     except (CheckpointError, OSError, ValueError, KeyError):
         return None
-
-
-def from_folder(folder, fields: dict) -> EncoderDecoder:
-    """The encoder–decoder a folder's config.json (`fields`) and tokenizer.json describe, its weights not yet read
-    (macaron.sources.loading reads and checks them)."""
-    try:
-        config = TranslationConfig.from_dict(fields)
-    except (TypeError, ValueError) as e:
-        raise CheckpointError(f"{folder / 'config.json'}: {e}") from None
-    config.name = config.name or folder.name
-    tokenizer = None
-    if (folder / "tokenizer.json").is_file():
-        try:
-            tokenizer = reading_of(folder / "tokenizer.json")
-        except ReadingError as e:
-            raise CheckpointError(str(e)) from None
-        sizes = (tokenizer.source.get_vocab_size(), tokenizer.target.get_vocab_size())
-        if sizes != (config.encoder.vocab_size, config.decoder.vocab_size):
-            raise CheckpointError(f"{folder / 'tokenizer.json'}: dictionaries of {sizes[0]:,} and {sizes[1]:,} entries "
-                                  f"for embeddings of {config.encoder.vocab_size:,} and {config.decoder.vocab_size:,}")
-    return EncoderDecoder(config, tokenizer)
-
 
 
 # ---- both systems on one clock ------------------------------------------------------------------------------------
