@@ -21,7 +21,7 @@ Text is read as MarianTokenizer reads it (models/marian/tokenization_marian.py):
 the source (a leading >>lang<< code kept whole, a typed special token kept as itself), vocab.json gives each piece its
 id (a piece it lacks: <unk>), </s> ends the sentence; a translation is read back as its decode(ids,
 skip_special_tokens=True): specials dropped, the pieces joined by SentencePiece (the source's model, unless the
-vocabularies are separate). The search is transformers' generate (macaron.translation.model.generate_search), with the
+vocabularies are separate). The search is transformers' generate (translation.search.TransformersGenerate), with the
 settings of the folder's generation_config.json (else of config.json), as transformers reads them; the decoder
 starts from decoder_start_token_id (opus-mt: <pad>), which bad_words_ids [[pad]] keeps from being chosen.
 """
@@ -44,7 +44,7 @@ READING = ("source.spm", "target.spm", "vocab.json")  # what MarianTokenizer rea
 GENERATION = "generation_config.json"  # the search's settings, read where a folder has them
 SPIECE_UNDERLINE = "▁"
 CODE = re.compile(r">>.*?<<")  # a multilingual model's target language code, >>fra<<, before the text
-# GenerationConfig fields whose processors generate_search does not reproduce: (field, the value that leaves it off)
+# GenerationConfig fields whose processors TransformersGenerate does not reproduce: (field, the value that is off)
 UNMAPPED = (("repetition_penalty", 1.0), ("encoder_repetition_penalty", 1.0), ("no_repeat_ngram_size", 0),
             ("encoder_no_repeat_ngram_size", 0), ("min_new_tokens", None), ("forced_bos_token_id", None),
             ("suppress_tokens", None), ("begin_suppress_tokens", None), ("sequence_bias", None),
