@@ -44,7 +44,7 @@ def warm(paths: tuple[str, ...], text: str) -> int:
     threads = macaron.set_threads(int(os.environ.get("MACARON_APP_THREADS", "0") or 0) or None)
     for path in paths:
         try:
-            traj = _trace(path, text)[0]
+            traj = timed_trace(path, text)[0]
             proj, _ = stage_frame(stages(path), path, text, 2, True, True)  # every stage, where it has them
             plot.particles(traj, proj)
             plot.displacement([traj])
@@ -189,7 +189,8 @@ def _stage_label(m: macaron.Milestone) -> str:
 
 # ---- traces ---------------------------------------------------------------------------------
 @st.cache_resource(show_spinner=False, max_entries=48)
-def _trace(path: str, text: str) -> tuple[macaron.Trajectory, float]:
+def timed_trace(path: str, text: str) -> tuple[macaron.Trajectory, float]:
+    """One sentence's trace, cached once per server, and how long it took (ms)."""
     t0 = time.perf_counter()
     traj = load_model(path).trace(text[:MAX_CHARS], max_tokens=MAX_TOKENS)
     return traj, (time.perf_counter() - t0) * 1000
@@ -199,7 +200,7 @@ def trace(path: str, text: str, model_name: str = "") -> macaron.Trajectory | No
     """Trace one sentence (cached) and report any truncation. Bad text gives an st.warning and None."""
     t0 = time.perf_counter()
     try:
-        traj, ms = _trace(path, text)
+        traj, ms = timed_trace(path, text)
     except InputError as e:
         st.warning(str(e), icon=":material/edit_note:")
         return None
@@ -295,13 +296,13 @@ def presets(path: str, lang: str) -> tuple[tuple[str, ...], bool]:
 # ---- what the pages draw from traces --------------------------------------------------------
 @st.cache_resource(show_spinner=False, max_entries=48)
 def project(path: str, text: str, k: int, normalised: bool, hide_special: bool) -> analysis.Projection:
-    return analysis.project(_trace(path, text)[0], k, normalised, hide_special)
+    return analysis.project(timed_trace(path, text)[0], k, normalised, hide_special)
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _stage_frames(paths: tuple[str, ...], text: str, k: int, normalised: bool, hide_special: bool):
     """One PCA of a sentence's states at every stage of training."""
-    return analysis.project_together(*(_trace(p, text)[0] for p in paths), k=k, normalised=normalised,
+    return analysis.project_together(*(timed_trace(p, text)[0] for p in paths), k=k, normalised=normalised,
                                      hide_special=hide_special)
 
 
@@ -322,13 +323,13 @@ def stage_frame(stages: list[tuple[str, str, str]], path: str, text: str, k: int
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def project_together(path: str, text_a: str, text_b: str, normalised: bool, hide_special: bool):
-    return analysis.project_together(_trace(path, text_a)[0], _trace(path, text_b)[0], normalised=normalised,
+    return analysis.project_together(timed_trace(path, text_a)[0], timed_trace(path, text_b)[0], normalised=normalised,
                                      hide_special=hide_special)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def procrustes(path_a: str, path_b: str, text: str, normalised: bool, hide_special: bool) -> analysis.Procrustes:
-    return analysis.procrustes(_trace(path_a, text)[0], _trace(path_b, text)[0], normalised, hide_special)
+    return analysis.procrustes(timed_trace(path_a, text)[0], timed_trace(path_b, text)[0], normalised, hide_special)
 
 
 @st.cache_resource(show_spinner="Integrating gradients" + ONE_AT_A_TIME, max_entries=64)
@@ -336,7 +337,7 @@ def attribution(path: str, text: str, position: int) -> analysis.Attribution:
     """Captum attribution for one traced sentence: position = the [MASK] (explains the top guess) or,
     for a model without a head, the token whose final state norm is explained."""
     with heavy():
-        return analysis.attribute(load_model(path), _trace(path, text)[0], position)
+        return analysis.attribute(load_model(path), timed_trace(path, text)[0], position)
 
 
 

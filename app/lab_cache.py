@@ -38,7 +38,7 @@ def random_ratios(f_scale: float, g_scale: float, solver: str = "euler") -> np.n
 @st.cache_data(show_spinner="Measuring every layer" + cache.ONE_AT_A_TIME, max_entries=64)
 def layer_report(path: str, text: str) -> dict:
     """The bridge measures of one model on one sentence (see macaron.studies.bridge)."""
-    model, traj = cache.load_model(path), cache._trace(path, text)[0]
+    model, traj = cache.load_model(path), cache.timed_trace(path, text)[0]
     with cache.heavy():
         curves = bridge.commutators(model, traj)
         report = {"step_ratio": bridge.step_ratio(traj), "curves": curves,
