@@ -70,6 +70,12 @@ class Format:
         """(our config: a ModelConfig, or a TranslationConfig where `translates`; our state, names as the network's)."""
         raise NotImplementedError
 
+    def open(self, folder: Path, fields: dict):
+        """(config, state, reading): `load`, then the reading of text; a format whose `load` reads the reading on its
+        way (to judge it before the weights) gives that one rather than reading it twice."""
+        config, state = self.load(folder, fields)
+        return config, state, self.reading(folder, config)
+
     def reading(self, folder: Path, config):
         """How the model reads text (a tokenizer, or a translation's reading of two languages), None without one."""
         raise NotImplementedError

@@ -383,8 +383,12 @@ class Marian(Format):
         return tuple(f for f in (*self.files, *self.settings) if f in listed)
 
     def load(self, folder: Path, fields: dict):
-        config = self.config(folder, fields, self.reading(folder, None))
-        return config, marian_state(read_marian_weights(folder), config, folder)
+        return self.open(folder, fields)[:2]
+
+    def open(self, folder: Path, fields: dict):
+        reading = self.reading(folder, None)  # its files named before the weights are read
+        config = self.config(folder, fields, reading)
+        return config, marian_state(read_marian_weights(folder), config, folder), reading
 
     def config(self, folder: Path, fields: dict, reading: MarianReading) -> TranslationConfig:
         config = marian_config(fields, folder, reading.source.unk)

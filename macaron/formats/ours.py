@@ -72,9 +72,12 @@ class EncoderDecoderFolder(Format):
         translation_config(fields, folder)
 
     def load(self, folder: Path, fields: dict):
+        return self.open(folder, fields)[:2]
+
+    def open(self, folder: Path, fields: dict):
         config = translation_config(fields, folder)
-        self.reading(folder, config)  # a wrong tokenizer.json is named before the weights are read
-        return config, read_weights(folder)
+        reading = self.reading(folder, config)  # a wrong tokenizer.json is named before the weights are read
+        return config, read_weights(folder), reading
 
     def reading(self, folder: Path, config: TranslationConfig):
         if not (folder / TOKENIZER).is_file():

@@ -36,22 +36,23 @@ def load(path_or_name, device: str | torch.device | None = None, at: int | None 
 def load_translator(path_or_name, device: str | torch.device | None = None) -> EncoderDecoder:
     """load's EncoderDecoder: a translation model of any format; a folder of one particle system is refused."""
     folder = locate(path_or_name)
-    fmt, _ = read(folder)
-    if not fmt.translates:
+    found = read(folder)
+    if not found[0].translates:
         raise CheckpointError(f"{folder}: not a translation model (it moves one particle system); macaron.load "
                               f"opens it")
-    return load_folder(folder, device)
+    return load_folder(folder, device, found)
 
 
-def load_folder(folder: Path, device=None) -> Model | EncoderDecoder:
-    """The network of a folder, whatever its format (formats.registry): one path for every one."""
-    fmt, fields = read(folder)  # a family or setting not mapped is named before any file is read
+def load_folder(folder: Path, device=None, found: tuple | None = None) -> Model | EncoderDecoder:
+    """The network of a folder, whatever its format (formats.registry): one path for every one. `found`: the
+    folder's (format, fields) where registry.read gave them already."""
+    fmt, fields = found or read(folder)  # a family or setting not mapped is named before any file is read
     if not list(folder.glob("*.safetensors")) and list(folder.glob("*.bin")) and not \
             any((folder / w).is_file() for w in fmt.weights):
         raise CheckpointError(f"{folder}: only pickled *.bin weights found; we load safetensors only "
                               f"(convert them with safetensors' convert script first)")
-    config, state = fmt.load(folder, fields)
-    network = (EncoderDecoder if fmt.translates else Model)(config, fmt.reading(folder, config))
+    config, state, reading = fmt.open(folder, fields)
+    network = (EncoderDecoder if fmt.translates else Model)(config, reading)
     expected = network.state_dict()
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))
@@ -83,7 +84,7 @@ def from_hf_bert(folder, device=None) -> Model:
     """Load a local Hugging Face encoder folder (config.json, model.safetensors, tokenizer.json) of any family in
     formats.encoders.FAMILIES; macaron.load does the same and loads every other format too."""
     folder = locate(folder)
-    fmt, _ = read(folder)
-    if fmt.name != "hf-encoder":
+    found = read(folder)
+    if found[0].name != "hf-encoder":
         raise CheckpointError(f"{folder / 'config.json'}: not a Hugging Face encoder's config (use macaron.load)")
-    return load_folder(folder, device)
+    return load_folder(folder, device, found)
