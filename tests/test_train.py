@@ -481,6 +481,32 @@ def test_a_model_trained_in_lockstep_equals_the_same_model_trained_alone(tiny, p
     assert cfg["scheme"] == "macaron" and cfg["d_model"] == 32 and cfg["name"] == "macaron-mini"
 
 
+def test_a_race_pair_on_packed_data_resumes_to_the_uninterrupted_run(packed, tmp_path):
+    """The race's two-model run as `make race` starts it (packed data, post-LN, 40 % masks, dropout, a seed, two
+    threads, float16 saves), stopped at step 5 and resumed: both models end with the uninterrupted run's weights and
+    AdamW moments bit for bit, and every step's loss is the same (issue 69: the 60 M control collapsed after a
+    resume)."""
+    recipe = ["--data", str(packed), *TINY[:-2], "--models", "transformer-mini,transformer-halves-mini", "--norm",
+              "post", "--mask-rate", "0.4", "--warmup", "3", "--lr", "2e-3", "--steps", "10", "--eval-every", "4",
+              "--save-dtype", "float16", "--threads", "2", "--seed", "1", "--device", "cpu"]
+
+    def race(name: str, *extra: str) -> Path:
+        assert pretrain.main([*recipe, *extra, "--run-dir", str(tmp_path / name), "--out",
+                              str(tmp_path / name / "models")]) == 0
+        return tmp_path / name
+
+    straight = race("straight")
+    race("resumed", "--stop-after", "5")
+    assert json.loads((tmp_path / "resumed" / "checkpoint" / "state.json").read_text())["step"] == 5
+    resumed = race("resumed", "--resume")
+    for name in ("transformer-mini", "transformer-halves-mini"):
+        assert_same_tensors(tensors(straight / "checkpoint", f"{name}.*.safetensors"),
+                            tensors(resumed / "checkpoint", f"{name}.*.safetensors"))  # weights and moments
+        assert_same_tensors(tensors(straight / "models" / name), tensors(resumed / "models" / name))
+        a, b = (rows(r / name / "metrics.jsonl", "train") for r in (straight, resumed))
+        assert [(r["step"], r["loss"]) for r in a] == [(r["step"], r["loss"]) for r in b] and len(a) == 10
+
+
 def test_on_an_amx_cpu_a_pair_steps_at_once_and_each_model_ends_as_trained_alone(tiny, packed, tmp_path, monkeypatch,
                                                                                    capsys):
     """Where the CPU kind trains faster so (AMX, in bf16 and float32), the two models of a lockstep run take their
