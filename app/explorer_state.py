@@ -534,11 +534,12 @@ def lesson_menu() -> None:
         for k in range(1, len(LESSON) + 1):
             lesson_link(k, key="menu")
         paths = model_paths()
-        (a, b), learner = lesson_models(1), lesson_models(len(LESSON))[0]
+        staged = next(k for k, s in enumerate(LESSON, 1) if s.view.get("at", "final") != "final")
+        (a, b), learner = lesson_models(1), lesson_models(staged)[0]  # the file's step at a stage of training
         if a is None or b is None:
             return
         folders = (paths[a], paths[b], paths.get(learner or a, paths[a]))
-        shown = ", ".join(dict.fromkeys(n for n in (a, b, learner) if n))
+        shown = ", ".join(dict.fromkeys(n for n in (a, b, learner, lesson.TRANSLATOR) if n))
         st.download_button("Download this lesson", data=lambda: lesson_file(*folders), file_name="macaron-lesson.html",
                            mime="text/html", on_click="ignore", icon=":material/download:", key="lesson_file",
                            disabled=not all((Path(f) / "config.json").is_file() for f in folders),

@@ -1,12 +1,13 @@
-"""The guided lesson: six steps, each a view of the explorer with one sentence of explanation and a note
+"""The guided lesson: seven steps, each a view of the explorer with one sentence of explanation and a note
 for the teacher. The app (its sidebar's *Guided lesson*, `?lesson=k`) and the lesson file
 (`python -m macaron lesson --out lesson.html`, macaron.plot.lesson) read these same steps, so they
 cannot drift apart.
 
 A step's `view` holds the app's URL parameters of that view; "{transformer}" and "{macaron}" stand for
 the models the lesson is given (the default pair, or the pair among the models that ship their stages
-of training where a step asks for a stage). `print_at` is the frame the printed handout shows: a frame
-index of a Particles or Splitting-lab animation ("last": its last one), or a layer time on Compare.
+of training where a step asks for a stage); the translation step names the shipped translator (TRANSLATOR).
+`print_at` is the frame the printed handout shows: a frame index of a Particles, Translate or Splitting-lab
+animation ("last": its last one), or a layer time on Compare.
 """
 from __future__ import annotations
 
@@ -46,6 +47,13 @@ ODE_PAIR = ("transformer-ode", "macaron-ode")
 # 12 layers × 768), each under the names it may be listed by. A step that names a Transformer and a Macaron opens
 # it where both are on offer (full_size), else the shipped pair.
 FULL_SIZE = (("bert-base-uncased", "google-bert/bert-base-uncased"), ("paper-macaron-bert-base",))
+
+
+# The translator step 7 opens (trained here, shipped: README, "Translation"), on a sentence whose word has two senses
+# (banco: a bench here, a bank in "Llevé el dinero al banco."), at layer 1's cross-attention in the decoder (frame 12
+# of its 3 + 3 Macaron layers: the embedding, 3 × 3 encoder sub-steps, then ½ FFN, attention, cross-attention).
+TRANSLATOR = "macaron-es-en"
+TRANSLATION_SENTENCE = "Me senté en el banco del parque."
 
 
 class LessonStep(NamedTuple):
@@ -129,23 +137,40 @@ LESSON = (
         "scale (the trained cloud is far smaller than the random start's). The guesses under each stage "
         "are the model's own top 5 for [MASK] (its last state through its output head).",
         "last", "the last state, at the plateau and with the final weights: the guesses change, the directions stay"),
+    LessonStep(
+        "Two particle systems", "views/translate.py",
+        dict(src=TRANSLATION_SENTENCE, m=TRANSLATOR, beam="5", frame="12", norm="1", hide="1", trail="0"),
+        "A translator moves two systems: the encoder moves the Spanish sentence's particles (●), then the decoder "
+        "the English translation's (◆). In a cross-attention sub-step (purple) the source stays put and pulls each "
+        "translation particle: a force from outside its own system, an external field. Press ▶ Play.",
+        "Derived, so true of every encoder–decoder: cross-attention's keys and values are the encoder's last states, "
+        "which no decoder sub-step changes, so for the translation's particles they are a field that depends on where "
+        "each particle is, never a force it exerts back. Each translation particle writes the word after it. On the "
+        "shipped translator the dotted arrow of ▁the, which writes bench, points at banco in layers 1 and 2; type "
+        "\"Llevé el dinero al banco.\" and the ▁the that writes bank points at banco too: one source word, read "
+        "as bench or as bank from the rest of the sentence, which the encoder has mixed into banco's particle. "
+        "{translation}",
+        12, "the decoder's first cross-attention: the source still, the translation pulled toward it"),
 )
 
 
 def step(k: int) -> LessonStep:
-    """Step k (1-based), with what the race found where its text says {race}, read from pretrained/race when the
-    step is built (macaron.studies.zoo: one sentence for the class, every verdict for the teacher)."""
+    """Step k (1-based), with what the race found where its text says {race} (the masked LM's) or {translation} (the
+    translators'), read from pretrained/race when the step is built (macaron.studies.zoo: one sentence for the class,
+    every verdict for the teacher; the translators' gain beside the paper's)."""
     s = LESSON[k - 1]
-    if "{race}" not in s.say + s.note:
+    if "{race}" not in s.say + s.note and "{translation}" not in s.note:
         return s
     from .formats.folder import CheckpointError
-    from .studies import zoo  # scipy and the stored runs: only for the step that needs them
+    from .studies import zoo  # scipy and the stored runs: only for the steps that need them
     try:
-        race = zoo.runs()
+        race, translators = zoo.runs(), zoo.runs(task="translation")
         say, note = zoo.finding(race), zoo.findings(race)
+        translation = zoo.translation_gist(translators)
     except CheckpointError as e:  # a damaged stored run costs the sentence, not the lesson
-        say = note = f"(The race's stored runs could not be read: {e}.)"
-    return s._replace(say=s.say.replace("{race}", say), note=s.note.replace("{race}", note))
+        say = note = translation = f"(The race's stored runs could not be read: {e}.)"
+    note = s.note.replace("{race}", note + (" " + translation if translation else ""))
+    return s._replace(say=s.say.replace("{race}", say), note=note.replace("{translation}", translation).strip())
 
 
 def full_size(k: int, names) -> tuple[str, str] | None:

@@ -339,24 +339,24 @@ def test_compare_models_with_different_tokenizers(hf_bert_folder, monkeypatch):
 # ---- the guided lesson and presenter mode ------------------------------------------------------------
 def test_lesson_steps_open_their_page_and_view():
     at = fresh({"lesson": "2"})  # a step typed by hand opens its view
-    assert "Lesson 2 of 6" in texts(at.markdown) and "A diffusion step" in texts(at.markdown)
+    assert f"Lesson 2 of {len(state.LESSON)}" in texts(at.markdown) and "A diffusion step" in texts(at.markdown)
     assert at.text_input(key="p_text").value == state.PRESETS["bank (river)"]
     fig = spec(at)
     assert fig["layout"]["sliders"][0]["active"] == 1  # layer 1's diffusion sub-step
     assert "diffusion" in fig["layout"]["title"]["text"]
     at.button(key="lessonnext3").click()
     run(at)
-    assert "Lesson 3 of 6" in texts(at.markdown)
+    assert f"Lesson 3 of {len(state.LESSON)}" in texts(at.markdown)
     fig = spec(at)
     assert fig["layout"]["sliders"][0]["active"] == 2 and "convection" in fig["layout"]["title"]["text"]
     assert "convection (FFN): identity" in frame_notes(fig, 2)
     at.button(key="lessonmenu5").click()  # from the sidebar: Transformer vs Macaron, on Compare
     run(at)
-    assert "Lesson 5 of 6" in texts(at.markdown) and at.selectbox(key="c_b").value == "tiny-macaron"
+    assert f"Lesson 5 of {len(state.LESSON)}" in texts(at.markdown) and at.selectbox(key="c_b").value == "tiny-macaron"
     assert zoo.finding(zoo.runs()) in texts(at.markdown) and "{race}" not in texts(at.markdown)  # the race's answer
     at.button(key="lessonmenu4").click()
     run(at)
-    assert at.title[0].value.startswith("Splitting lab") and "Lesson 4 of 6" in texts(at.markdown)
+    assert at.title[0].value.startswith("Splitting lab") and f"Lesson 4 of {len(state.LESSON)}" in texts(at.markdown)
     for step in map(lesson.step, range(1, len(state.LESSON) + 1)):
         assert "O(γ³)" not in step.say or "O(γ²)" in step.say  # never Strang's order without its condition
 
@@ -374,7 +374,7 @@ def test_lesson_six_opens_the_plateau_of_the_default_transformer(tmp_path, app_e
     monkeypatch.delenv("MACARON_MODELS_DIR")
     assert state.default_pair(list(state.model_paths()), state.model_paths())[0] == "transformer-small"
     at = fresh({"lesson": "6"})  # ... which ships no stages: the lesson takes the Transformer that does
-    assert "Lesson 6 of 6" in texts(at.markdown) and "What learning changes" in texts(at.markdown)
+    assert f"Lesson 6 of {len(state.LESSON)}" in texts(at.markdown) and "What learning changes" in texts(at.markdown)
     assert at.text_input(key="p_text").value == state.PRESETS["school [MASK]"]
     assert at.selectbox(key="p_model").value == "staged-transformer"
     assert at.select_slider(key="p_stage").value == "plateau" and "Final guesses for [MASK]" in texts(at.markdown)
@@ -382,7 +382,7 @@ def test_lesson_six_opens_the_plateau_of_the_default_transformer(tmp_path, app_e
     later = stages[stages.index("plateau") + 1]
     at.select_slider(key="p_stage").set_value(later)  # as the step asks: the stage moves on, and stays
     run(at)
-    assert at.select_slider(key="p_stage").value == later and "Lesson 6 of 6" in texts(at.markdown)
+    assert at.select_slider(key="p_stage").value == later and f"Lesson 6 of {len(state.LESSON)}" in texts(at.markdown)
     at_url = at.query_params.get("at")  # the final weights are the link's default: no `at`
     assert (at_url[0] if isinstance(at_url, list) else at_url) == (None if later == stages[-1] else later)
     at.text_input(key="p_text").set_value("the cat sat on the [MASK] .")  # and a sentence of one's own

@@ -9,6 +9,7 @@ server log. Screenshots go to screenshots/ (git-ignored) for a person to look at
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import urllib.parse
@@ -16,11 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from macaron import lesson
 from served import CHROMIUM
 from served import server as app_server
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "screenshots"
+STEPS = len(lesson.LESSON)  # "Lesson k of STEPS"
 pytestmark = [
     pytest.mark.skipif(not Path(CHROMIUM).exists() and not shutil.which("chromium"), reason="no Chromium"),
 ]
@@ -282,7 +285,7 @@ def test_presenter_mode_and_the_lesson(server, page):
                          ".fontSize)")
     assert size >= 19
     fits(page, "input[aria-label='Sentence']", ".js-plotly-plot", ".js-plotly-plot .updatemenu-button")
-    page.get_by_text("Lesson 1 of 6").wait_for()
+    page.get_by_text(f"Lesson 1 of {STEPS}").wait_for()
     shoot(page, "particles_presenter")
     page.get_by_role("button", name="Next").click()
     page.wait_for_function("() => location.search.includes('lesson=2')", timeout=30_000)
@@ -302,6 +305,16 @@ PLANES = r"""() => ['xy', 'x2y2'].map(id => {  // each plane of the first figure
 }).filter(p => p && p.x.length > 1)"""
 
 
+PRESENTED = r"""() => {  // the particle plane's height, its labels (text, px), the matrix's columns, the sentence box
+    const g = document.querySelector('.js-plotly-plot'), box = document.querySelector("input[aria-label='Sentence']");
+    const area = g && g.querySelector('.nsewdrag');
+    return {height: area ? area.getBoundingClientRect().height : 0, sentence: box ? box.value : null,
+            labels: g ? Array.from(g.querySelectorAll('.subplot.xy .textpoint text'))
+                .map(t => [t.textContent, parseFloat(getComputedStyle(t).fontSize)]) : [],
+            columns: g ? Array.from(g.querySelectorAll('.x2tick text')).map(t => t.textContent) : []};
+}"""
+
+
 def unit_px(ticks: list, coordinate: int) -> float:
     """Pixels per unit on one axis, from the first and last of its drawn tick labels."""
     (v0, *p0), (v1, *p1) = ticks[0], ticks[-1]
@@ -314,36 +327,41 @@ def test_presenter_plane_fills_the_screen_at_true_aspect(server, browser, size, 
     long as a unit of PC2 as drawn (read off the tick labels), its labels at 18 px, and the matrix beside it
     names its columns by token; Compare's two planes each take a third of a 1920 × 1080 screen or more."""
     url, _ = server
+    columns = ["[CLS]", "the", "cat", "sat", "on", "the", "mat", ".", "[SEP]"]
+    compact = json.dumps(columns, separators=(",", ":"))  # as JSON.stringify writes them
     pg = browser.new_page(viewport={"width": size[0], "height": size[1]})
     try:
         pg.goto(f"{url}/?present=1&s={urllib.parse.quote('the cat sat on the mat .')}")
         settle(pg)
-        pg.wait_for_function(f"() => document.querySelector('.js-plotly-plot .nsewdrag')"
-                             f".getBoundingClientRect().height >= {least} * innerHeight", timeout=30_000)
+        # what is asserted below, waited for as one drawn state: the browser's size report reruns the page and
+        # redraws the figure, later on a loaded machine, and a reading taken mid-redraw would be of neither figure
+        pg.wait_for_function(f"""() => {{
+            const s = ({PRESENTED})();
+            return s.height >= {least} * innerHeight && s.sentence === 'the cat sat on the mat .'
+                && ['cat', 'sat', 'mat'].every(w => s.labels.some(([t]) => t === w))
+                && JSON.stringify(s.columns) === {json.dumps(compact)} && ({QUIET})();
+        }}""", timeout=120_000)
         no_errors(pg)
         fits(pg, ".js-plotly-plot .updatemenu-button")
-        # the sentence the plane shows is in its box (the rerun of the browser's size report once emptied it)
-        assert pg.locator("input[aria-label='Sentence']").input_value() == "the cat sat on the mat ."
+        shown = pg.evaluate(PRESENTED)
+        assert shown["sentence"] == "the cat sat on the mat ." and shown["columns"] == columns
         (plane,) = pg.evaluate(PLANES)  # the matrix beside it has no numbers on its axes
         assert plane["height"] >= least * size[1], plane
         assert unit_px(plane["x"], 0) == pytest.approx(unit_px(plane["y"], 1), rel=0.05)
-        labels = pg.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot .subplot.xy .textpoint "
-                             "text')).map(t => [t.textContent, parseFloat(getComputedStyle(t).fontSize)])")
-        assert {"cat", "sat", "mat"} <= {t for t, _ in labels} and min(px for _, px in labels) >= 18
-        columns = pg.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot .x2tick text'))"
-                              ".map(t => t.textContent)")
-        assert columns == ["[CLS]", "the", "cat", "sat", "on", "the", "mat", ".", "[SEP]"]
+        assert {"cat", "sat", "mat"} <= {t for t, _ in shown["labels"]} and min(px for _, px in shown["labels"]) >= 18
         pg.screenshot(path=str(SHOTS / f"presenter_{size[0]}x{size[1]}.png"))
         if size[0] == 1280:  # a window made taller (or a screen rotated): the plane follows
             pg.set_viewport_size({"width": 1280, "height": 960})
             pg.wait_for_function(f"() => document.querySelector('.js-plotly-plot .nsewdrag')"
-                                 f".getBoundingClientRect().height > {plane['height'] + 150}", timeout=30_000)
+                                 f".getBoundingClientRect().height > {plane['height'] + 150}", timeout=120_000)
             fits(pg, ".js-plotly-plot .updatemenu-button")
         if size[0] == 1920:
             pg.goto(f"{url}/compare?present=1")
             settle(pg)
-            pg.wait_for_function("() => document.querySelector('.js-plotly-plot .nsewdrag')"
-                                 ".getBoundingClientRect().height >= 0.35 * innerHeight", timeout=30_000)
+            pg.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .nsewdrag').length >= 2 && "
+                                 "Array.from(document.querySelectorAll('.js-plotly-plot .nsewdrag')).slice(0, 2)"
+                                 ".every(a => a.getBoundingClientRect().height >= 0.35 * innerHeight)",
+                                 timeout=120_000)
             fits(pg, ".js-plotly-plot .updatemenu-button")
             panels = pg.evaluate(PLANES)
             assert len(panels) == 2 and all(p["height"] >= 0.35 * size[1] for p in panels), panels
@@ -356,23 +374,23 @@ def test_presenter_plane_fills_the_screen_at_true_aspect(server, browser, size, 
 
 def test_a_clicker_walks_the_lesson(server, page):
     """PageDown / PageUp (a presenter's clicker) and → / ← go to the next and previous step: the address and the
-    drawn "Lesson k of 6" follow; in the sentence box the arrows move the cursor, not the lesson. Space plays."""
+    drawn "Lesson k of n" follow; in the sentence box the arrows move the cursor, not the lesson. Space plays."""
     url, _ = server
     page.goto(f"{url}/?present=1&lesson=1")
     settle(page)
-    page.get_by_text("Lesson 1 of 6").wait_for()
+    page.get_by_text(f"Lesson 1 of {STEPS}").wait_for()
     for key, k in (("PageDown", 2), ("ArrowRight", 3), ("PageUp", 2), ("ArrowLeft", 1)):
         page.locator("h1").first.click()  # the focus on the page, as after a click on it
         page.keyboard.press(key)
         page.wait_for_function(f"() => location.search.includes('lesson={k}')", timeout=30_000)
-        page.get_by_text(f"Lesson {k} of 6").wait_for()
+        page.get_by_text(f"Lesson {k} of {STEPS}").wait_for()
         settle(page)
     box = page.locator("input[aria-label='Sentence']")
     box.click()
     box.press("ArrowLeft")
     box.press("ArrowRight")
     page.wait_for_timeout(1500)
-    assert "lesson=1" in page.url and page.get_by_text("Lesson 1 of 6").is_visible()
+    assert "lesson=1" in page.url and page.get_by_text(f"Lesson 1 of {STEPS}").is_visible()
     page.locator("h1").first.click()
     first = drawn(page)[0]
     page.keyboard.press(" ")
@@ -393,7 +411,7 @@ def test_a_lesson_step_typed_by_hand_opens_on_its_own_page(server, page):
     settle(page)
     no_errors(page)
     assert page.locator("h1").first.inner_text().startswith("Splitting lab")
-    page.get_by_text("Lesson 4 of 6").wait_for()
+    page.get_by_text(f"Lesson 4 of {STEPS}").wait_for()
     fits(page, ".js-plotly-plot .updatemenu-button")  # the step's ▶ Play on the first 1280 × 720 screen
 
 

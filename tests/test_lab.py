@@ -259,6 +259,11 @@ def test_section_4_draws_the_stored_race_and_says_what_it_shows(monkeypatch):
     longer = zoo.lasting(stored).strip()  # what the 60 M pair says about the 20 M lead, under the gap chart
     assert longer.startswith("Trained to 60 M tokens") and longer in shown
     assert len(lab.dataframe[-1].value) == len(stored)
+    translators = zoo.runs(task="translation")  # and the translators' race, beside the paper's claim
+    assert "And as translators?" in [h.value for h in lab.subheader]
+    finding = zoo.translation_finding(translators)
+    assert "Macaron − Transformer is" in finding and "+1.0 BLEU on IWSLT14" in finding and finding in shown
+    assert zoo.translation_markdown(translators) in shown
 
 
 def _charts(at) -> int:

@@ -117,6 +117,36 @@ def test_step_4_says_where_the_trained_orders_are_missing(models_dir):
     assert "Plotly" not in said
 
 
+def test_the_translation_step_draws_both_systems_of_the_shipped_translator(page):
+    """Step 7: Translate's animation of the shipped translator's translation, opened and printed at the step's
+    frame (the decoder's first cross-attention), both systems' particles in it, the translation in words."""
+    import macaron
+    from macaron.translation.model import joint
+
+    k = next(k for k, s in enumerate(lesson.LESSON, 1) if s.page.endswith("translate.py"))
+    step = lesson.LESSON[k - 1]
+    tr = macaron.load_translator(lesson.TRANSLATOR, device="cpu").translate(step.view["src"], beam=5)
+    both = joint(tr)
+    frame = int(step.view["frame"])
+    data, layout, frames = figure_spec(page, f"fig-{k}")
+    assert layout["sliders"][0]["active"] == frame and layout["title"]["text"] == frame_title(both, frame)
+    assert "cross-attention" in layout["title"]["text"] and len(frames) == len(both.labels)
+    assert figure_spec(page, f"fig-{k}-print")[1]["title"]["text"] == frame_title(both, step.print_at)
+    section = page[page.index(f"id='step-{k}'"):]
+    section = section[:section.index("</section>")]
+    assert html.escape(f"“{tr.text}”") in section and f"Printed at sub-step {frame} of {both.n_steps}" in section
+
+
+def test_the_translation_step_says_where_its_translator_is_missing(models_dir, staged):
+    """A translator that is not there (or a folder of one particle system): step 7 says so; the rest is built."""
+    for missing in (models_dir / "no-such-translator", models_dir / "tiny-macaron"):
+        page = handout.lesson_html([models_dir / "tiny-transformer", models_dir / "tiny-macaron"], staged,
+                                   translator=missing)
+        section = page[page.index("id='step-7'"):]
+        assert "is not in this installation" in section[:section.index("</section>")], missing
+        assert 'id="fig-6-0"' in page  # the other steps are built
+
+
 def test_the_handout_copies_are_at_the_frame_each_step_names(page, models_dir):
     import macaron
 

@@ -460,3 +460,47 @@ def test_a_fresh_app_opens_translate_on_the_shipped_translator(browser, size, tm
             no_errors(pg)
         finally:
             pg.close()
+
+
+# ---- the guided lesson's translation step, on the shipped translator ----------------------------------------------
+def test_the_lessons_translation_step_opens_translate_at_cross_attention(monkeypatch):
+    """Lesson step 7 (typed by hand, ?lesson=7): the shipped Macaron translator on the step's sentence, the animation
+    at the decoder's first cross-attention sub-step, and the step's note with the translation race's finding."""
+    from macaron import lesson
+    from macaron.studies import zoo
+
+    k = next(k for k, s in enumerate(lesson.LESSON, 1) if s.page.endswith("translate.py"))
+    at = _shipped_app(monkeypatch, lesson=str(k))
+    said = " ".join(m.value for m in at.markdown)
+    assert f"Lesson {k} of {len(lesson.LESSON)} · Two particle systems" in said
+    assert at.selectbox(key="t_model").value == lesson.TRANSLATOR
+    assert at.text_input(key="t_text").value == lesson.TRANSLATION_SENTENCE
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    frame = int(lesson.LESSON[k - 1].view["frame"])
+    assert fig["layout"]["sliders"][0]["active"] == frame
+    title = fig["layout"]["title"]["text"]
+    assert "<b>decoder layer 1 · " in title and "cross-attention" in title
+    gist = zoo.translation_gist(zoo.runs(task="translation"))  # the translation race, beside the paper's claim
+    assert gist and gist in lesson.step(k).note and gist in lesson.step(5).note and "+1.0 on IWSLT14" in gist
+
+
+def test_the_lessons_translation_claim_holds_on_the_shipped_translator():
+    """Step 7's note: in the decoder's cross-attention of layers 1 and 2, the particle that writes bench (▁the,
+    before it) listens most to banco, and so does the one that writes bank in the other sentence (head mean, as
+    the dotted arrows are drawn). Read here from the mixing matrices' target-row, source-column block."""
+    from macaron import lesson
+
+    model = macaron.load_translator(lesson.TRANSLATOR, device="cpu")
+    for sentence, word in ((lesson.TRANSLATION_SENTENCE, "▁bench"), ("Llevé el dinero al banco.", "▁bank")):
+        both = joint(model.translate(sentence, beam=5))
+        S = both.meta["two_systems"]["source"]
+        target = both.tokens[S:]
+        writer = S + target.index(word) - 1  # the particle whose next word it is
+        assert both.tokens[writer] == "▁the", target
+        crosses = [k for k, s in enumerate(both.steps) if s.kind == CROSS][:2]
+        assert [both.labels[k + 1].split(" · ")[0] for k in crosses] == ["decoder layer 1", "decoder layer 2"]
+        for k in crosses:
+            w = both.mixing[k].mean(0)[writer, :S]
+            assert both.tokens[int(w.argmax())] == "▁banco", (sentence, both.labels[k + 1], w)
+    step = next(s for s in lesson.LESSON if s.page.endswith("translate.py"))
+    assert int(step.view["frame"]) == step.print_at == crosses[0] + 1  # the step opens and prints at that sub-step

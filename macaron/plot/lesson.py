@@ -26,11 +26,12 @@ from ..formats.folder import CheckpointError
 from ..lab import lab_paths
 from ..network.reading import NO_TOKENIZER, InputError
 from ..schemes import SCHEMES
-from ..sources.loading import load
+from ..sources.loading import load, load_translator
 from ..sources.locate import locate
 from ..sources.milestones import Milestone, milestones
 from ..sources.shipped import available, default_pair, resolve
 from ..studies import analysis, orders
+from ..translation.model import joint
 from .compare import compare
 from .guesses import logit_lens
 from .lab import convergence, toy_particles
@@ -277,6 +278,32 @@ def compare_panel(ms: Models, step: lesson.LessonStep, div_id: str, font_size: i
     return Panel(figure_html(fig, div_id), still_html(still, div_id + "-print"), f"layer time t = {t:g}", caption)
 
 
+def translation_panel(translator, step: lesson.LessonStep, div_id: str, font_size: int, device: str = "cpu"
+                      ) -> Panel | str:
+    """Translate's animation at the step's view: both particle systems of the translator's translation on one clock,
+    one PCA (views/translate.py); a caption saying how to get the translator where this installation has none."""
+    v = step.view
+    try:
+        model = load_translator(translator or v["m"], device)
+    except CheckpointError as e:
+        return (f"<p class='caption'>The translator of this step is not in this installation ({html.escape(str(e))}); "
+                f"the README's <i>Translation</i> says how to train it.</p>")
+    tr = model.translate(v["src"], beam=int(v.get("beam", 5)))
+    both = joint(tr)
+    proj = analysis.project(both, 2, normalised=v.get("norm", "1") == "1", hide_special=v.get("hide", "1") == "1")
+    trail, f = int(v.get("trail", 4)), _frame(step.print_at, len(both.labels))
+    figs = [particles(both, proj, start=min(at, len(both.labels) - 1), trail=trail, height=HEIGHT, width=WIDTH,
+                      font_size=font_size) for at in (int(v.get("frame", 0)), f)]
+    two = both.meta["two_systems"]
+    caption = (f"{html.escape(model.config.name or str(translator or v['m']))}, beam {tr.beam}: "
+               f"“{html.escape(v['src'])}” → “{html.escape(tr.text)}” · {two['source']} source and "
+               f"{len(both.tokens) - two['source']} translation particles · {both.n_steps} sub-steps (E: the encoder's "
+               f"layers, D: the decoder's) · PC1 and PC2 explain {proj.explained[:2].sum():.0%} of the variance of all "
+               f"states of both systems, each token standardised.")
+    return Panel(figure_html(figs[0], div_id), still_html(figs[1], div_id + "-print"),
+                 f"sub-step {f} of {both.n_steps}: {both.labels[f]}", caption)
+
+
 def guesses_html(model, traj) -> tuple[str, list]:
     """The model's own top 5 where its head answers the sentence (the first [MASK]; a decoder's next word), its
     last state through its output head, as the app says them."""
@@ -383,11 +410,12 @@ def _figure_block(p: Panel, why: str) -> str:
             f"<p class='printed'>Printed at {html.escape(p.printed)}: {html.escape(why)}.</p>")
 
 
-def lesson_html(models=None, learner=None, *, present: bool = False, device: str = "cpu") -> str:
+def lesson_html(models=None, learner=None, *, translator=None, present: bool = False, device: str = "cpu") -> str:
     """The whole lesson as one self-contained HTML page. `models`: (Transformer, Macaron), names or folders
     (default: the shipped default pair); `learner`: the model of step 6 (default: one that ships its stages
-    of training); `present`: presenter-sized fonts. Raises CheckpointError or InputError, with the reason,
-    for a model that does not load."""
+    of training); `translator`: step 7's (default: lesson.TRANSLATOR; where it is missing the step says so);
+    `present`: presenter-sized fonts. Raises CheckpointError or InputError, with the reason, for a model of
+    steps 1–6 that does not load."""
     ms = choose_models(models, learner, device)
     font = 17 if present else 14
     parts = []
@@ -397,6 +425,10 @@ def lesson_html(models=None, learner=None, *, present: bool = False, device: str
         if step.page.endswith("lab.py"):
             parts.append(_step_html(k, step, _figure_block(lab_panel(step, f"fig-{k}"), step.print_why)
                                     + trained_orders_html(step, f"fig-{k}-trained"), present))
+        elif step.page.endswith("translate.py"):
+            panel = translation_panel(translator, step, f"fig-{k}", font, device)
+            parts.append(_step_html(k, step, panel if isinstance(panel, str) else _figure_block(panel, step.print_why),
+                                    present))
         elif step.page.endswith("compare.py"):
             parts.append(_step_html(k, step, _figure_block(compare_panel(ms, step, f"fig-{k}", font),
                                                            step.print_why), present))
@@ -411,7 +443,8 @@ def lesson_html(models=None, learner=None, *, present: bool = False, device: str
         "<header class='intro'><h1>Macaron Explorer · a guided lesson</h1>"
         f"<p>Transformers as particle dynamics, in {len(lesson.LESSON)} steps. Models: <b>{html.escape(a)}</b> "
         f"(Transformer, steps 1–3 and 5), <b>{html.escape(b)}</b> (Macaron, step 5), <b>{html.escape(c)}</b> "
-        f"(step 6, at its stages of training). Written {made} by Macaron Explorer "
+        f"(step 6, at its stages of training), <b>{html.escape(str(translator or lesson.TRANSLATOR))}</b> (step 7, "
+        f"a translator). Written {made} by Macaron Explorer "
         "(<code>python -m macaron lesson</code>).</p>"
         f"<p>{html.escape(lesson.WHAT_THEY_KNOW)}</p>"
         "<p class='screen-only'>Works offline, in any browser: nothing is fetched. Under each figure, "

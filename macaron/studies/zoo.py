@@ -349,16 +349,17 @@ def paired_bootstrap(a: tuple, b: tuple, refs: tuple) -> dict:
     return {"p_bleu": res["BLEU"][1].p_value, "p_chrf": res["chrF2"][1].p_value}
 
 
-def translation_difference(race: list[RaceRun], a: str, b: str, refs: list[str]) -> dict | None:
+def translation_difference(race: list[RaceRun], a: str, b: str, refs: list[str] | None = None) -> dict | None:
     """b's gain over a, paired by seed among translators of one budget: BLEU(b) − BLEU(a) and chrF's, and the dev loss
     as the masked LM's, loss(a) − loss(b): > 0 says b is the better in all three, as in `difference`. The mean gain in
-    BLEU over seeds with its 95 % t-interval (two seeds or more), and each seed's own with the p of sacreBLEU's
-    paired bootstrap on the test set. None when no seed trained both."""
+    BLEU over seeds with its 95 % t-interval (two seeds or more), and where the references are given each seed's own
+    with the p of sacreBLEU's paired bootstrap on the test set. None when no seed trained both."""
     pairs = paired(race, a, b)
     if not pairs:
         return None
     per_seed = [{"seed": s, "bleu": rb.bleu - ra.bleu, "chrf": rb.chrf - ra.chrf, "loss": ra.loss - rb.loss,
-                 **paired_bootstrap(tuple(ra.hypotheses), tuple(rb.hypotheses), tuple(refs))} for s, ra, rb in pairs]
+                 **(paired_bootstrap(tuple(ra.hypotheses), tuple(rb.hypotheses), tuple(refs)) if refs else {})}
+                for s, ra, rb in pairs]
     return {"a": a, "b": b, "budget": race[0].budget, "metric": "bleu",
             **over_seeds([p["bleu"] for p in per_seed]), "per_seed": per_seed}
 
@@ -385,6 +386,68 @@ def translation_markdown(race: list[RaceRun], root: Path | None = None) -> str:
               for d in translation_differences(race, root)]
     return "\n".join(lines)
 
+
+# The paper's claim the translators are raced against (its Table 1, IWSLT14 De→En small: 34.4 → 35.4 BLEU).
+PAPER_GAIN = ("+1.0 BLEU on IWSLT14 De→En (34.4 → 35.4; post-LN, 6 + 6 layers × 512, about 153 K training pairs, "
+              "beam 5, length penalty 1.0)")
+
+
+def _translation(race: list[RaceRun]) -> tuple[list[RaceRun], dict, list[dict]] | None:
+    """The translation race at the first budget where a seed trained both Transformer and Macaron: its runs, Macaron's
+    gain in test BLEU, and the three questions' paired differences in dev loss (a − b, nats a target token)."""
+    budget = next((b for b in budgets(race) if paired(at(race, b), BASELINE, REFERENCE)), None)
+    if budget is None:
+        return None
+    runs_ = at(race, budget)
+    losses = [{**t, **over_seeds([p["loss"] for p in t["per_seed"]])} for a, b in comparisons(runs_)[:3]
+              if (t := translation_difference(runs_, a, b))]
+    return runs_, translation_difference(runs_, BASELINE, REFERENCE), losses
+
+
+def _loss_said(t: dict) -> str:
+    side = outcome(t)
+    better = ("one seed" if side == "one seed" else "no difference found" if side in ("none", "unknown") else
+              f"{get_scheme(t[side]).short} the better")
+    return f"{label(t)} {_signed(t['mean'])} {_interval(t['t95'])} ({better})"
+
+
+def translation_finding(race: list[RaceRun]) -> str:
+    """What the translation race found (the lab's section 4, the README): Macaron's gain over the Transformer in test
+    BLEU, then the race's three questions in dev loss, each no stronger than its interval over seeds allows, with the
+    conditions and beside the paper's claim; "" when no seed of the race trained both."""
+    if (found := _translation(race)) is None:
+        return ""
+    runs_, d, losses = found
+    said = outcome(d)
+    seeds = ", ".join(f"{_signed(p['bleu'], 2)} at seed {p['seed']}" for p in d["per_seed"])
+    gain = (f"{_signed(d['mean'], 2)} test BLEU on one seed" if said == "one seed" else
+            f"{_signed(d['mean'], 2)} test BLEU over {d['seeds']} seeds ({seeds}; 95 % t-interval "
+            f"{_interval(d['t95'], 2)})")
+    meaning = {"one seed": "one seed is not yet an answer", "unknown": "its figures are not finite",
+               "none": "the interval holds 0, so the race has not shown a gain in BLEU",
+               "b": "Macaron is the better translator here", "a": "the Transformer is the better translator here"}[said]
+    recipe = ", ".join(dict.fromkeys(r.recipe for r in runs_))
+    return (f"As translators ({recipe}, {millions(d['budget'])} target tokens a run, beam 5), Macaron − Transformer is "
+            f"{gain}: {meaning}. In dev loss (nats a target token, 95 % t-intervals over seeds): "
+            f"{'; '.join(map(_loss_said, losses))}. The paper reports {PAPER_GAIN}.")
+
+
+def translation_gist(race: list[RaceRun]) -> str:
+    """translation_finding in one sentence for the teacher's note (lesson steps 5 and 7): the BLEU gain with its
+    interval and the paper's, then what dev loss says of the split FFN and of the order; "" as translation_finding."""
+    if (found := _translation(race)) is None:
+        return ""
+    runs_, d, losses = found
+    shown = {"none": "not shown", "b": "Macaron the better", "a": "the Transformer the better"}.get(outcome(d), "")
+    split = next((t for t in losses if (t["a"], t["b"]) == (BASELINE, CONTROL)), None)
+    order = next((t for t in losses if (t["a"], t["b"]) == (CONTROL, REFERENCE)), None)
+    loss = "; ".join(f"{label(t)} {_signed(t['mean'])} {_interval(t['t95'])}" for t in (split, order) if t)
+    again = (": the split FFN again, not the order" if split and order and outcome(split) == "b"
+             and outcome(order) == "none" else "")
+    return (f"As translators ({runs_[0].recipe}, {millions(d['budget'])} target tokens, {d['seeds']} seed"
+            f"{'s' if d['seeds'] > 1 else ''}): Macaron − Transformer {_signed(d['mean'], 2)} test BLEU "
+            f"{_interval(d['t95'], 2)}{', ' + shown if shown else ''} (the paper: +1.0 on IWSLT14); dev loss "
+            f"{loss}{again}.")
 
 
 def outcome(d: dict) -> str:
