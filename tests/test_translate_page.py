@@ -480,6 +480,8 @@ def test_the_lessons_translation_step_opens_translate_at_cross_attention(monkeyp
     assert fig["layout"]["sliders"][0]["active"] == frame
     title = fig["layout"]["title"]["text"]
     assert "<b>decoder layer 1 · " in title and "cross-attention" in title
+    labels = {t for d in fig["data"] if isinstance(d.get("text"), list) for t in d["text"] if isinstance(t, str)}
+    assert {"banco", "parque", "bench"} <= labels and not any("▁" in t for t in labels)  # words, without ▁
     gist = zoo.translation_gist(zoo.runs(task="translation"))  # the translation race, beside the paper's claim
     assert gist and gist in lesson.step(k).note and gist in lesson.step(5).note and "+1.0 on IWSLT14" in gist
 

@@ -553,12 +553,12 @@ def section_race() -> None:
 def section_translators() -> None:
     """The race run again as translators (the paper's headline task): its finding, every run and difference."""
     if said := zoo.translation_finding(translators := zoo.runs(task="translation")):
+        table = zoo.translation_markdown(translators)  # its paired bootstraps first: the heading comes with them
         st.subheader("And as translators?")
-        st.markdown(said + "\n\n" + zoo.translation_markdown(translators))
-        state.explain(f"Test BLEU and chrF by sacreBLEU on {len(zoo.references()):,} held-out Tatoeba pairs (no test "
-                      "sentence, on either side, occurs in training), beam 5, length penalty 1.0; dev loss in nats a "
-                      "target token. A gain is b's BLEU minus a's in a seed (the same batches): over seeds with its "
-                      "95 % t-interval, per seed with the p of sacreBLEU's paired bootstrap. README: *Translation*.")
+        st.markdown(said + "\n\n" + table)
+        state.explain(f"sacreBLEU on {len(zoo.references()):,} held-out Tatoeba pairs (no test sentence occurs in "
+                      "training), beam 5, length penalty 1.0; dev loss in nats a target token. Gains are paired in a "
+                      "seed (the same batches): 95 % t-interval over seeds, sacreBLEU's paired bootstrap p per seed.")
 
 
 def section_gap(race: list) -> None:

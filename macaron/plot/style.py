@@ -126,7 +126,15 @@ SYSTEM_LOOK = {"source": ("#7A7A7A", "circle", "#4D4D4D"), "target": ("#111111",
 #                                                                                        symbol, label colour
 
 
+# How SentencePiece (▁) and byte-level BPE (Ġ) mark a word's first piece: on a particle's label the word reads better
+# without it (a piece without it continues the word before; WordPiece marks those instead, ##).
+WORD_START = ("▁", "Ġ")
+
+
 def display_token(tok: str, i: int | None = None) -> str:
+    """A token as a particle's label: its word-start mark left out, cut to 19 characters; with its index i where
+    given (names that stay unique)."""
+    tok = tok[1:] if tok[:1] in WORD_START and len(tok) > 1 else tok
     tok = tok[:18] + "…" if len(tok) > 19 else tok
     return tok if i is None else f"{i}·{tok}"
 
