@@ -2,7 +2,8 @@
 
     python -m macaron trace --model NAME_OR_PATH "a sentence" [--json FILE]
     python -m macaron dynamics --model A [--model B] [--sentences FILE] --out DIR
-    python -m macaron lesson --out lesson.html [--model T --model M] [--learning NAME] [--present]
+    python -m macaron lesson --out lesson.html [--model T --model M] [--learning NAME] [--translator NAME]
+                                               [--present]
     python -m macaron list                     shipped models, then those in the caches (imported, the Hub's)
     python -m macaron fetch NAME               paper-macaron-bert-base (the paper's release, converted once), or a
                                                Hugging Face Hub id (bert-base-uncased, owner/name) into the Hub cache
@@ -140,7 +141,8 @@ def lesson(args) -> int:
     out = args.out
     if out.is_dir() or not out.parent.is_dir():  # before the work, not after
         L.write(out, "")  # raises the message (writes nothing)
-    text = L.lesson_html(args.model, args.learning, present=args.present, device=args.device)
+    text = L.lesson_html(args.model, args.learning, translator=args.translator, present=args.present,
+                         device=args.device)
     L.write(out, text)
     print(f"lesson written to {out} ({len(text.encode()) / 1e6:.1f} MB): open it in any browser, offline")
     return 0
@@ -176,6 +178,8 @@ def main(argv=None) -> int:
                          "(default: the shipped default pair)")
     le.add_argument("--learning", default=None, help="the model whose stages of training step 6 shows (default: "
                                                      "one that ships them)")
+    le.add_argument("--translator", default=None, help="the translation model step 7 shows, a shipped name or a "
+                                                       "folder (default: macaron-es-en)")
     le.add_argument("--present", action="store_true", help="presenter-sized fonts, for a projector")
     le.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     sub.add_parser("list", help="list the shipped models, then the imported and Hub-cached ones that load")

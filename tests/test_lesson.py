@@ -180,8 +180,13 @@ def test_presenter_fonts(models_dir, staged):
 def test_the_command_writes_one_file(models_dir, staged, tmp_path, capsys):
     out = tmp_path / "lesson.html"
     assert main(["lesson", "--out", str(out), "--model", str(models_dir / "tiny-transformer"),
-                 "--model", str(models_dir / "tiny-macaron"), "--learning", str(staged)]) == 0
+                 "--model", str(models_dir / "tiny-macaron"), "--learning", str(staged),
+                 "--translator", "transformer-es-en"]) == 0
     text = out.read_text(encoding="utf-8")
+    assert "transformer-es-en, beam 5: “Me senté en el banco del parque.”" in text  # step 7's translator, printed
+    # at its own first cross-attention: the embedding, 3 encoder layers of 2 sub-steps, the decoder's G, then C (of
+    # 3 × 2 + 3 × 3 sub-steps), not at the Macaron's frame 12
+    assert "Printed at sub-step 8 of 15: decoder layer 1 · external field (cross-attention)" in text
     assert text.startswith("<!DOCTYPE html>") and text.rstrip().endswith("</html>")
     assert out.stat().st_size < 15e6 and f"{out}" in capsys.readouterr().out
     assert [p.name for p in tmp_path.iterdir()] == ["lesson.html"]  # no temporary file left beside it

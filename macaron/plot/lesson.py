@@ -25,7 +25,7 @@ from .. import lesson
 from ..formats.folder import CheckpointError
 from ..lab import lab_paths
 from ..network.reading import NO_TOKENIZER, InputError
-from ..schemes import SCHEMES
+from ..schemes import CROSS, SCHEMES
 from ..sources.loading import load, load_translator
 from ..sources.locate import locate
 from ..sources.milestones import Milestone, milestones
@@ -281,7 +281,9 @@ def compare_panel(ms: Models, step: lesson.LessonStep, div_id: str, font_size: i
 def translation_panel(translator, step: lesson.LessonStep, div_id: str, font_size: int, device: str = "cpu"
                       ) -> Panel | str:
     """Translate's animation at the step's view: both particle systems of the translator's translation on one clock,
-    one PCA (views/translate.py); a caption saying how to get the translator where this installation has none."""
+    one PCA (views/translate.py), opened and printed at its decoder's first cross-attention (the step's frame on the
+    shipped translator; another translator's layers count otherwise); a caption saying how to get the translator
+    where this installation has none."""
     v = step.view
     try:
         model = load_translator(translator or v["m"], device)
@@ -291,16 +293,15 @@ def translation_panel(translator, step: lesson.LessonStep, div_id: str, font_siz
     tr = model.translate(v["src"], beam=int(v.get("beam", 5)))
     both = joint(tr)
     proj = analysis.project(both, 2, normalised=v.get("norm", "1") == "1", hide_special=v.get("hide", "1") == "1")
-    trail, f = int(v.get("trail", 4)), _frame(step.print_at, len(both.labels))
-    figs = [particles(both, proj, start=min(at, len(both.labels) - 1), trail=trail, height=HEIGHT, width=WIDTH,
-                      font_size=font_size) for at in (int(v.get("frame", 0)), f)]
+    f = next(k + 1 for k, s in enumerate(both.steps) if s.kind == CROSS)
+    fig = particles(both, proj, start=f, trail=int(v.get("trail", 4)), height=HEIGHT, width=WIDTH, font_size=font_size)
     two = both.meta["two_systems"]
     caption = (f"{html.escape(model.config.name or str(translator or v['m']))}, beam {tr.beam}: "
                f"“{html.escape(v['src'])}” → “{html.escape(tr.text)}” · {two['source']} source and "
                f"{len(both.tokens) - two['source']} translation particles · {both.n_steps} sub-steps (E: the encoder's "
                f"layers, D: the decoder's) · PC1 and PC2 explain {proj.explained[:2].sum():.0%} of the variance of all "
                f"states of both systems, each token standardised.")
-    return Panel(figure_html(figs[0], div_id), still_html(figs[1], div_id + "-print"),
+    return Panel(figure_html(fig, div_id), still_html(fig, div_id + "-print"),  # the still: the same frame
                  f"sub-step {f} of {both.n_steps}: {both.labels[f]}", caption)
 
 
