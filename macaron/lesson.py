@@ -146,8 +146,8 @@ LESSON = (
         "Derived, so true of every encoder–decoder: cross-attention's keys and values are the encoder's last states, "
         "which no decoder sub-step changes, so for the translation's particles they are a field that depends on where "
         "each particle is, never a force it exerts back. Each translation particle writes the word after it. On the "
-        "shipped translator the dotted arrow of ▁the, which writes bench, points at banco in layers 1 and 2; type "
-        "\"Llevé el dinero al banco.\" and the ▁the that writes bank points at banco too: one source word, read "
+        "shipped translator the dotted arrow of the \"the\" that writes bench points at banco in layers 1 and 2; type "
+        "\"Llevé el dinero al banco.\" and the \"the\" that writes bank points at banco too: one source word, read "
         "as bench or as bank from the rest of the sentence, which the encoder has mixed into banco's particle. "
         "{translation}",
         12, "the decoder's first cross-attention: the source still, the translation pulled toward it"),
@@ -164,11 +164,14 @@ def step(k: int) -> LessonStep:
     from .formats.folder import CheckpointError
     from .studies import zoo  # scipy and the stored runs: only for the steps that need them
     try:
-        race, translators = zoo.runs(), zoo.runs(task="translation")
+        race = zoo.runs()
         say, note = zoo.finding(race), zoo.findings(race)
-        translation = zoo.translation_gist(translators)
     except CheckpointError as e:  # a damaged stored run costs the sentence, not the lesson
-        say = note = translation = f"(The race's stored runs could not be read: {e}.)"
+        say = note = f"(The race's stored runs could not be read: {e}.)"
+    try:
+        translation = zoo.translation_gist(zoo.runs(task="translation"))
+    except CheckpointError as e:
+        translation = f"(The translators' stored runs could not be read: {e}.)"
     note = s.note.replace("{race}", note + (" " + translation if translation else ""))
     return s._replace(say=s.say.replace("{race}", say), note=note.replace("{translation}", translation).strip())
 

@@ -137,14 +137,32 @@ def test_the_translation_step_draws_both_systems_of_the_shipped_translator(page)
     assert html.escape(f"“{tr.text}”") in section and f"Printed at sub-step {frame} of {both.n_steps}" in section
 
 
-def test_the_translation_step_says_where_its_translator_is_missing(models_dir, staged):
-    """A translator that is not there (or a folder of one particle system): step 7 says so; the rest is built."""
-    for missing in (models_dir / "no-such-translator", models_dir / "tiny-macaron"):
-        page = handout.lesson_html([models_dir / "tiny-transformer", models_dir / "tiny-macaron"], staged,
-                                   translator=missing)
-        section = page[page.index("id='step-7'"):]
-        assert "is not in this installation" in section[:section.index("</section>")], missing
-        assert 'id="fig-6-0"' in page  # the other steps are built
+def test_the_translation_step_says_where_its_translator_is_missing(models_dir, staged, monkeypatch, tmp_path):
+    """The shipped translator absent: step 7 says so and the rest is built (nothing downloaded for it). A translator
+    named that is not one (no folder, a folder of one particle system, no tokenizer): the reason, no file."""
+    from macaron.formats.folder import CheckpointError
+
+    steps = list(lesson.LESSON)
+    steps[6] = steps[6]._replace(view={**steps[6].view, "m": "no-such-translator"})
+    monkeypatch.setattr(lesson, "LESSON", tuple(steps))
+    pair = [models_dir / "tiny-transformer", models_dir / "tiny-macaron"]
+    page = handout.lesson_html(pair, staged)
+    section = page[page.index("id='step-7'"):]
+    assert "no-such-translator, is not in this installation" in section[:section.index("</section>")]
+    assert 'id="fig-6-0"' in page  # the other steps are built
+    monkeypatch.undo()
+    untokenised = shutil.copytree(lesson_translator(), tmp_path / "untokenised")
+    (untokenised / "tokenizer.json").unlink()
+    for bad, said in ((models_dir / "no-such-translator", "no such folder"),
+                      (models_dir / "tiny-macaron", "not a translation model"), (untokenised, "cannot read text")):
+        with pytest.raises(CheckpointError, match=said):
+            handout.lesson_html(pair, staged, translator=bad)
+
+
+def lesson_translator() -> Path:
+    from macaron.sources.shipped import resolve
+
+    return resolve(lesson.TRANSLATOR)
 
 
 def test_the_handout_copies_are_at_the_frame_each_step_names(page, models_dir):

@@ -385,42 +385,40 @@ def recorded_trajectories(rows: Sequence[Row], texts: Sequence[str], record: lis
                           steps: list[Step], meta: dict, source_lengths: Sequence[int] | None = None
                           ) -> list[Trajectory]:
     """One Trajectory per row of a recorded batch (Model.forward's `record` and final states [B, T, d], the rows
-    the model read, Model.trace_steps and trace_meta), every array copied to the host once (to_host). A row is a
-    view of the batch's arrays, copied only where padding would be kept with it. A cross-attention sub-step's
-    matrix is cut to the row's source, `source_lengths[b]` tokens."""
+    the model read, Model.trace_steps and trace_meta), every array copied to the host once (to_host). One sentence's
+    arrays are views of those; a batch's rows are copies, so that no row keeps the others (or their padding)
+    alive. A cross-attention sub-step's matrix is cut to the row's source, `source_lengths[b]` tokens."""
     matrices = [r.mixing for r in record[1:] if r.mixing is not None]  # [B, H, T, T|S] each
     states, final, *host = to_host([torch.stack([r.state for r in record], 1), final, *matrices])  # [B, S, T, d]
     host = iter(host)
     mixing = [None if r.mixing is None else next(host) for r in record[1:]]
-    out, width = [], states.shape[2]
+    own = (lambda a: a) if len(rows) == 1 else np.copy
+    out = []
     for b, ((token_ids, tokens, dropped, guess_at), text) in enumerate(zip(rows, texts)):
         T = len(token_ids)
         cols = {CROSS: source_lengths[b] if source_lengths else None}
-        mix = [None if m is None else _own(m[b, :, :T, :cols.get(step.kind, T)], m.shape[-2:])
-               for m, step in zip(mixing, steps)]
-        out.append(Trajectory(tokens=tokens, token_ids=list(token_ids), states=_own(states[b, :, :T], (width,), 1),
-                              steps=list(steps), mixing=mix, final=_own(final[b, :T], (width,), 0), meta=dict(meta),
-                              text=text, truncated=dropped, guess_at=guess_at))
+        mix = [None if m is None else own(m[b, :, :T, :cols.get(step.kind, T)]) for m, step in zip(mixing, steps)]
+        out.append(Trajectory(tokens=tokens, token_ids=list(token_ids), states=own(states[b, :, :T]),
+                              steps=list(steps), mixing=mix, final=own(final[b, :T]), meta=dict(meta), text=text,
+                              truncated=dropped, guess_at=guess_at))
     return out
 
 
 def to_host(tensors: list[torch.Tensor]) -> list[np.ndarray]:
     """float32 host arrays of tensors on one device, each copied once: on the CPU a float32 tensor is viewed, not
-    copied; on a GPU all of them go over in one copy, flattened into one pinned buffer, and are viewed from there."""
+    copied; a GPU's are copied, each into its slice of one pinned host buffer (no second copy on the device), and
+    waited for once."""
     tensors = [t.float() for t in tensors]  # bf16 and float16 states are read as float32
     if tensors[0].device.type == "cpu":
         return [t.numpy() for t in tensors]
-    flat = torch.cat([t.reshape(-1) for t in tensors])
-    buffer = torch.empty(flat.shape, dtype=flat.dtype, pin_memory=True)
-    buffer.copy_(flat)  # blocking: the arrays are read as soon as this returns
-    parts = np.split(buffer.numpy(), np.cumsum([t.numel() for t in tensors])[:-1])
-    return [part.reshape(t.shape) for part, t in zip(parts, tensors)]
-
-
-def _own(a: np.ndarray, batch: tuple, axis: int = -2) -> np.ndarray:
-    """A row's array cut from the batch's: a view where it spans the batch's token axes (`batch`, from `axis` on), a
-    copy where it was cut from padding, which is then not kept alive with it."""
-    return a if a.shape[axis:][:len(batch)] == tuple(batch) else a.copy()
+    buffer = torch.empty(sum(t.numel() for t in tensors), dtype=torch.float32, pin_memory=True)
+    parts, offset = [], 0
+    for t in tensors:
+        parts.append(buffer[offset:offset + t.numel()].view(t.shape))
+        parts[-1].copy_(t, non_blocking=True)
+        offset += t.numel()
+    torch.cuda.synchronize(tensors[0].device)  # the arrays are read as soon as this returns
+    return [part.numpy() for part in parts]
 
 
 def is_id_list(x) -> bool:

@@ -282,14 +282,17 @@ def translation_panel(translator, step: lesson.LessonStep, div_id: str, font_siz
                       ) -> Panel | str:
     """Translate's animation at the step's view: both particle systems of the translator's translation on one clock,
     one PCA (views/translate.py), opened and printed at its decoder's first cross-attention (the step's frame on the
-    shipped translator; another translator's layers count otherwise); a caption saying how to get the translator
-    where this installation has none."""
+    shipped translator; another translator's layers count otherwise). `translator` None: the shipped one, or a
+    caption saying how to train it where this installation lacks it; a translator named that does not load raises
+    CheckpointError or InputError, with the reason."""
     v = step.view
-    try:
-        model = load_translator(translator or v["m"], device)
-    except CheckpointError as e:
-        return (f"<p class='caption'>The translator of this step is not in this installation ({html.escape(str(e))}); "
-                f"the README's <i>Translation</i> says how to train it.</p>")
+    if translator is None and v["m"] not in available():  # never a download while a lesson is built
+        return (f"<p class='caption'>The translator of this step, {html.escape(v['m'])}, is not in this installation; "
+                f"the README's <i>Translation</i> says how to train it, and <code>--translator</code> names another."
+                f"</p>")
+    model = load_translator(_folder(translator) if translator else resolve(v["m"]), device)
+    if model.tokenizer is None:
+        raise CheckpointError(f"{translator}: the lesson cannot read text with this translator: {NO_TOKENIZER}")
     tr = model.translate(v["src"], beam=int(v.get("beam", 5)))
     both = joint(tr)
     proj = analysis.project(both, 2, normalised=v.get("norm", "1") == "1", hide_special=v.get("hide", "1") == "1")
@@ -414,9 +417,9 @@ def _figure_block(p: Panel, why: str) -> str:
 def lesson_html(models=None, learner=None, *, translator=None, present: bool = False, device: str = "cpu") -> str:
     """The whole lesson as one self-contained HTML page. `models`: (Transformer, Macaron), names or folders
     (default: the shipped default pair); `learner`: the model of step 6 (default: one that ships its stages
-    of training); `translator`: step 7's (default: lesson.TRANSLATOR; where it is missing the step says so);
-    `present`: presenter-sized fonts. Raises CheckpointError or InputError, with the reason, for a model of
-    steps 1–6 that does not load."""
+    of training); `translator`: step 7's, a name or folder (default: lesson.TRANSLATOR, shipped; where it is
+    missing the step says so); `present`: presenter-sized fonts. Raises CheckpointError or InputError, with the
+    reason, for a model named that does not load."""
     ms = choose_models(models, learner, device)
     font = 17 if present else 14
     parts = []

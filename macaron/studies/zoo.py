@@ -443,12 +443,12 @@ def translation_gist(race: list[RaceRun]) -> str:
     split = next((t for t in losses if (t["a"], t["b"]) == (BASELINE, CONTROL)), None)
     order = next((t for t in losses if (t["a"], t["b"]) == (CONTROL, REFERENCE)), None)
     loss = "; ".join(f"{label(t)} {_signed(t['mean'])} {_interval(t['t95'])}" for t in (split, order) if t)
-    again = (": the split FFN again, not the order" if split and order and outcome(split) == "b"
+    again = (": the split FFN, not the order, as in the masked-LM race" if split and order and outcome(split) == "b"
              and outcome(order) == "none" else "")
     return (f"As translators ({runs_[0].recipe}, {millions(d['budget'])} target tokens, {d['seeds']} seed"
             f"{'s' if d['seeds'] > 1 else ''}): Macaron − Transformer {_signed(d['mean'], 2)} test BLEU "
-            f"{_interval(d['t95'], 2)}{', ' + shown if shown else ''} (the paper: +1.0 on IWSLT14); dev loss "
-            f"{loss}{again}.")
+            f"{_interval(d['t95'], 2)}{', ' + shown if shown else ''} (the paper: +1.0 on IWSLT14); dev loss, nats "
+            f"a target token: {loss}{again}.")
 
 
 def outcome(d: dict) -> str:
