@@ -534,8 +534,7 @@ def lesson_menu() -> None:
         for k in range(1, len(LESSON) + 1):
             lesson_link(k, key="menu")
         paths = model_paths()
-        staged = next(k for k, s in enumerate(LESSON, 1) if s.view.get("at", "final") != "final")
-        (a, b), learner = lesson_models(1), lesson_models(staged)[0]  # the file's step at a stage of training
+        (a, b), learner = lesson_models(1), lesson_models(lesson.STAGED)[0]
         if a is None or b is None:
             return
         folders = (paths[a], paths[b], paths.get(learner or a, paths[a]))

@@ -27,6 +27,7 @@ import torch
 
 import macaron
 from macaron.lesson import TRANSLATOR
+from macaron.plot.style import display_token
 from macaron.train.card import hardware
 from macaron.translation.model import EXAMPLES, presets
 from results import write_section
@@ -45,15 +46,15 @@ DRAWN = """([words, token]) => {  // the translation written and the figure draw
 
 
 def expected(model, sentences: list[str]) -> dict[str, tuple[str, str]]:
-    """Per sentence: (the words the page writes, "es → en: " and the translation; the longest source token the
-    sentence before it does not have, without SentencePiece's ▁, as the figure's text holds it)."""
+    """Per sentence: (the words the page writes, "es → en: " and the translation; the longest source word the
+    sentence before it does not have, as the figure labels it: plot.style.display_token)."""
     out, before = {}, set()
     for s in sentences:
         tr = model.translate(s, beam=5)
-        words = [t.lstrip("▁") for t in tr.source.tokens if t.lstrip("▁").isalpha()]
-        new = [t for t in words if "▁" + t not in before and t not in before] or words  # else any word of it
+        words = [w for w in map(display_token, tr.source.tokens) if w.isalpha()]
+        new = [w for w in words if w not in before] or words  # else any word of it
         out[s] = (f"es → en: {tr.text}", max(new, key=len)[:8])
-        before = set(tr.source.tokens)
+        before = set(words)
     return out
 
 

@@ -123,7 +123,7 @@ LESSON = (
         "One layer clock for both: ½ + ½ (Transformer) and ¼ + ½ + ¼ (Macaron) are shares of layer time, not "
         "step sizes; each half-FFN runs at fraction ½ of the step. Each panel has its own PCA: two models' "
         "coordinates are unrelated. In the app, *Overlaid after Procrustes* puts B onto A with one "
-        "rotation (residual 0 for the same shape). {race}",
+        "rotation (residual 0 for the same shape). {race} {translation}",
         1.0, "t = 1, the end of layer 1: the Transformer has taken two sub-steps, Macaron three"),
     LessonStep(
         "What learning changes", "views/particles.py",
@@ -159,21 +159,31 @@ def step(k: int) -> LessonStep:
     translators'), read from pretrained/race when the step is built (macaron.studies.zoo: one sentence for the class,
     every verdict for the teacher; the translators' gain beside the paper's)."""
     s = LESSON[k - 1]
-    if "{race}" not in s.say + s.note and "{translation}" not in s.note:
+    text = s.say + s.note
+    if "{race}" not in text and "{translation}" not in text:
         return s
     from .formats.folder import CheckpointError
     from .studies import zoo  # scipy and the stored runs: only for the steps that need them
+    said = {}
     try:
-        race = zoo.runs()
-        say, note = zoo.finding(race), zoo.findings(race)
+        if "{race}" in text:
+            race = zoo.runs()
+            said["race"] = zoo.finding(race), zoo.findings(race)
     except CheckpointError as e:  # a damaged stored run costs the sentence, not the lesson
-        say = note = f"(The race's stored runs could not be read: {e}.)"
+        said["race"] = (f"(The race's stored runs could not be read: {e}.)",) * 2
     try:
-        translation = zoo.translation_gist(zoo.runs(task="translation"))
+        if "{translation}" in text:
+            said["translation"] = (zoo.translation_gist(zoo.runs(task="translation")),) * 2
     except CheckpointError as e:
-        translation = f"(The translators' stored runs could not be read: {e}.)"
-    note = s.note.replace("{race}", note + (" " + translation if translation else ""))
-    return s._replace(say=s.say.replace("{race}", say), note=note.replace("{translation}", translation).strip())
+        said["translation"] = (f"(The translators' stored runs could not be read: {e}.)",) * 2
+    say, note = s.say, s.note
+    for name, (for_class, for_teacher) in said.items():
+        say, note = say.replace(f"{{{name}}}", for_class), note.replace(f"{{{name}}}", for_teacher)
+    return s._replace(say=say, note=note.strip())
+
+
+# The step that shows a model at its stages of training (its view's `at` other than "final"): the lesson file's learner.
+STAGED = next(k for k, s in enumerate(LESSON, 1) if s.view.get("at", "final") != "final")
 
 
 def full_size(k: int, names) -> tuple[str, str] | None:

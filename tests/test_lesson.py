@@ -141,6 +141,7 @@ def test_the_translation_step_says_where_its_translator_is_missing(models_dir, s
     """The shipped translator absent: step 7 says so and the rest is built (nothing downloaded for it). A translator
     named that is not one (no folder, a folder of one particle system, no tokenizer): the reason, no file."""
     from macaron.formats.folder import CheckpointError
+    from macaron.sources.shipped import resolve
 
     steps = list(lesson.LESSON)
     steps[6] = steps[6]._replace(view={**steps[6].view, "m": "no-such-translator"})
@@ -151,18 +152,12 @@ def test_the_translation_step_says_where_its_translator_is_missing(models_dir, s
     assert "no-such-translator, is not in this installation" in section[:section.index("</section>")]
     assert 'id="fig-6-0"' in page  # the other steps are built
     monkeypatch.undo()
-    untokenised = shutil.copytree(lesson_translator(), tmp_path / "untokenised")
+    untokenised = shutil.copytree(resolve(lesson.TRANSLATOR), tmp_path / "untokenised")
     (untokenised / "tokenizer.json").unlink()
     for bad, said in ((models_dir / "no-such-translator", "no such folder"),
                       (models_dir / "tiny-macaron", "not a translation model"), (untokenised, "cannot read text")):
         with pytest.raises(CheckpointError, match=said):
             handout.lesson_html(pair, staged, translator=bad)
-
-
-def lesson_translator() -> Path:
-    from macaron.sources.shipped import resolve
-
-    return resolve(lesson.TRANSLATOR)
 
 
 def test_the_handout_copies_are_at_the_frame_each_step_names(page, models_dir):

@@ -160,9 +160,8 @@ def test_the_file_prints_one_step_a_page(opened, tmp_path):
     assert len(pages) == len(lesson.LESSON) + 1  # a page a step; step 6 at the plateau and at its final weights
     text = [subprocess.run(["pdftotext", "-f", str(i), "-l", str(i), "-layout", str(pdf), "-"], check=True,
                            capture_output=True, text=True).stdout for i in range(1, len(pages) + 1)]
-    staged = next(k for k, s in enumerate(lesson.LESSON, 1) if s.view.get("at", "final") != "final")
     for k, step in enumerate(lesson.LESSON, start=1):
-        i = k - 1 + (k > staged)  # after the staged step's two pages
+        i = k - 1 + (k > lesson.STAGED)  # after the staged step's two pages
         assert f"{k} · {step.title}" in " ".join(text[i].split()), (k, text[i][:300])
         assert "For the teacher." in text[i] and "Printed at" in text[i]
     assert "plateau" in text[5] and "final" in text[6] and "Guesses for [MASK]" in text[5] + text[6]

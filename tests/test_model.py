@@ -528,29 +528,15 @@ def test_the_race_schemes_hold_the_minis_parameters_within_a_fifth_of_a_percent(
     dict(scheme="unsplit", norm="pre", position="rotary", rotary_dims=4, n_kv_heads=2, norm_kind="rms"),
     dict(scheme="att-ffn-att", norm="pre", position="floater"),
 ])
-def test_incremental_decoding_gives_the_full_pass_next_words(kw):
-    """A search reads the decoder one new word at a time (NextWord, its KeyValueCache); each call's log-probabilities
-    are those of the full pass over every prefix (itself checked against fairseq's and transformers' computations),
-    while prefixes branch and die as in a beam, and the cache holds exactly the words read; fed several words a call,
-    through SDPA's kernel and through the matmul path that returns the weights, the states are the full pass's."""
-    import torch.nn.functional as F
-
+def test_a_cache_fed_several_words_a_call_gives_the_full_pass(kw):
+    """A decoder reads its words in pieces through a KeyValueCache: each piece sees the earlier calls' words and its
+    own earlier ones, through SDPA's kernel and through the matmul path that returns the weights, and the states are
+    the full pass's (a search's one new word a call, its hypotheses branching: tests/test_search.py)."""
     from macaron.network.operators import KeyValueCache, SourceSystem
-    from macaron.translation.search import NextWord
 
     decoder = tiny(causal=True, lm_head=True, mlm_head=False, dropout=0.0, **kw)
     source = SourceSystem(torch.randn(1, 5, 32), None) if kw.get("cross_attention") else None
-    step = NextWord(decoder, source)
     generator = torch.Generator().manual_seed(1)
-    prefixes = torch.zeros(1, 1, dtype=torch.long)
-    for t in range(1, 12):
-        with torch.no_grad():
-            full = F.log_softmax(decoder.head(decoder(prefixes, None, source=source)[:, -1]), dim=-1)
-            ours = step(prefixes)
-        assert torch.allclose(ours, full, atol=1e-5), t
-        assert step.cache.length == t and all(k.shape[:3] == (len(prefixes), k.shape[1], t) for k, _ in step.cache.past)
-        parents = torch.randint(0, len(prefixes), (3,), generator=generator)  # some rows continue twice, some end
-        prefixes = torch.cat([prefixes[parents], torch.randint(3, 300, (3, 1), generator=generator)], dim=1)
     ids = torch.cat([torch.zeros(2, 1, dtype=torch.long), torch.randint(3, 300, (2, 8), generator=generator)], 1)
     with torch.no_grad():
         full = decoder(ids, None, source=source)
@@ -558,19 +544,3 @@ def test_incremental_decoding_gives_the_full_pass_next_words(kw):
             cache = KeyValueCache()  # several words a call: each sees the earlier calls' and its own earlier words
             parts = [decoder(chunk, None, record, source=source, cache=cache) for chunk in ids.split([3, 4, 2], 1)]
             assert torch.allclose(torch.cat(parts, 1), full, atol=1e-5)
-
-
-def test_a_synthesizer_decoder_is_read_whole_at_every_step():
-    """Synthesized attention has no keys to keep: NextWord runs each prefix whole, and gives the full pass."""
-    import torch.nn.functional as F
-
-    from macaron.translation.search import NextWord
-
-    decoder = tiny(causal=True, lm_head=True, mlm_head=False, dropout=0.0, attention="dense")
-    step = NextWord(decoder, None)
-    prefixes = torch.tensor([[0, 5, 9], [0, 5, 7]])
-    for t in (1, 2, 3):
-        with torch.no_grad():
-            full = F.log_softmax(decoder.head(decoder(prefixes[:, :t])[:, -1]), dim=-1)
-            assert torch.allclose(step(prefixes[:, :t]), full, atol=1e-5)
-    assert step.cache is None

@@ -556,9 +556,9 @@ def section_translators() -> None:
         table = zoo.translation_markdown(translators)  # its paired bootstraps first: the heading comes with them
         st.subheader("And as translators?")
         st.markdown(said + "\n\n" + table)
-        state.explain(f"sacreBLEU on {len(zoo.references()):,} held-out Tatoeba pairs (no test sentence occurs in "
-                      "training), beam 5, length penalty 1.0; dev loss in nats a target token. Gains are paired in a "
-                      "seed (the same batches): 95 % t-interval over seeds, sacreBLEU's paired bootstrap p per seed.")
+        state.explain(f"sacreBLEU on {len(translators[0].hypotheses):,} held-out Tatoeba pairs (no test sentence "
+                      "occurs in training), beam 5, length penalty 1.0; dev loss in nats a target token. Gains are "
+                      "paired in a seed (the same batches): 95 % t-interval over seeds, paired bootstrap p per seed.")
 
 
 def section_gap(race: list) -> None:

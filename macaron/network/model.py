@@ -408,14 +408,13 @@ def to_host(tensors: list[torch.Tensor]) -> list[np.ndarray]:
     """float32 host arrays of tensors on one device, each copied once: on the CPU a float32 tensor is viewed, not
     copied; a GPU's are copied, each into its slice of one pinned host buffer (no second copy on the device), and
     waited for once."""
-    tensors = [t.float() for t in tensors]  # bf16 and float16 states are read as float32
     if tensors[0].device.type == "cpu":
-        return [t.numpy() for t in tensors]
+        return [t.float().numpy() for t in tensors]  # bf16 and float16 states are read as float32
     buffer = torch.empty(sum(t.numel() for t in tensors), dtype=torch.float32, pin_memory=True)
     parts, offset = [], 0
     for t in tensors:
         parts.append(buffer[offset:offset + t.numel()].view(t.shape))
-        parts[-1].copy_(t, non_blocking=True)
+        parts[-1].copy_(t, non_blocking=True)  # to float32 on the way
         offset += t.numel()
     torch.cuda.synchronize(tensors[0].device)  # the arrays are read as soon as this returns
     return [part.numpy() for part in parts]

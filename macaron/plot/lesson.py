@@ -290,9 +290,10 @@ def translation_panel(translator, step: lesson.LessonStep, div_id: str, font_siz
         return (f"<p class='caption'>The translator of this step, {html.escape(v['m'])}, is not in this installation; "
                 f"the README's <i>Translation</i> says how to train it, and <code>--translator</code> names another."
                 f"</p>")
-    model = load_translator(_folder(translator) if translator else resolve(v["m"]), device)
+    folder = _folder(translator) if translator else resolve(v["m"])
+    model = load_translator(folder, device)
     if model.tokenizer is None:
-        raise CheckpointError(f"{translator}: the lesson cannot read text with this translator: {NO_TOKENIZER}")
+        raise CheckpointError(f"{folder}: the lesson cannot read text with this translator: {NO_TOKENIZER}")
     tr = model.translate(v["src"], beam=int(v.get("beam", 5)))
     both = joint(tr)
     proj = analysis.project(both, 2, normalised=v.get("norm", "1") == "1", hide_special=v.get("hide", "1") == "1")

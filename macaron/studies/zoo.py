@@ -393,16 +393,17 @@ PAPER_GAIN = ("+1.0 BLEU on IWSLT14 De→En (34.4 → 35.4; post-LN, 6 + 6 layer
               "beam 5, length penalty 1.0)")
 
 
-def _translation(race: list[RaceRun]) -> tuple[list[RaceRun], dict, list[dict]] | None:
-    """The translation race at the first budget where a seed trained both Transformer and Macaron: its runs, Macaron's
-    gain in test BLEU, and the three questions' paired differences in dev loss (a − b, nats a target token)."""
+def _translation(race: list[RaceRun]) -> tuple[str, dict, list[dict]] | None:
+    """The translation race at the first budget where a seed trained both Transformer and Macaron: its recipe,
+    Macaron's gain in test BLEU, and the three questions' paired differences in dev loss (a − b, nats a target
+    token)."""
     budget = next((b for b in budgets(race) if paired(at(race, b), BASELINE, REFERENCE)), None)
     if budget is None:
         return None
     runs_ = at(race, budget)
-    losses = [{**t, **over_seeds([p["loss"] for p in t["per_seed"]])} for a, b in comparisons(runs_)[:3]
-              if (t := translation_difference(runs_, a, b))]
-    return runs_, translation_difference(runs_, BASELINE, REFERENCE), losses
+    gains = [t for a, b in comparisons(runs_)[:3] if (t := translation_difference(runs_, a, b))]  # BASELINE's first
+    losses = [{**t, **over_seeds([p["loss"] for p in t["per_seed"]])} for t in gains]
+    return ", ".join(dict.fromkeys(r.recipe for r in runs_)), gains[0], losses
 
 
 def _loss_said(t: dict) -> str:
@@ -418,7 +419,7 @@ def translation_finding(race: list[RaceRun]) -> str:
     conditions and beside the paper's claim; "" when no seed of the race trained both."""
     if (found := _translation(race)) is None:
         return ""
-    runs_, d, losses = found
+    recipe, d, losses = found
     said = outcome(d)
     seeds = ", ".join(f"{_signed(p['bleu'], 2)} at seed {p['seed']}" for p in d["per_seed"])
     gain = (f"{_signed(d['mean'], 2)} test BLEU on one seed" if said == "one seed" else
@@ -427,7 +428,6 @@ def translation_finding(race: list[RaceRun]) -> str:
     meaning = {"one seed": "one seed is not yet an answer", "unknown": "its figures are not finite",
                "none": "the interval holds 0, so the race has not shown a gain in BLEU",
                "b": "Macaron is the better translator here", "a": "the Transformer is the better translator here"}[said]
-    recipe = ", ".join(dict.fromkeys(r.recipe for r in runs_))
     return (f"As translators ({recipe}, {millions(d['budget'])} target tokens a run, beam 5), Macaron − Transformer is "
             f"{gain}: {meaning}. In dev loss (nats a target token, 95 % t-intervals over seeds): "
             f"{'; '.join(map(_loss_said, losses))}. The paper reports {PAPER_GAIN}.")
@@ -438,14 +438,14 @@ def translation_gist(race: list[RaceRun]) -> str:
     interval and the paper's, then what dev loss says of the split FFN and of the order; "" as translation_finding."""
     if (found := _translation(race)) is None:
         return ""
-    runs_, d, losses = found
+    recipe, d, losses = found
     shown = {"none": "not shown", "b": "Macaron the better", "a": "the Transformer the better"}.get(outcome(d), "")
     split = next((t for t in losses if (t["a"], t["b"]) == (BASELINE, CONTROL)), None)
     order = next((t for t in losses if (t["a"], t["b"]) == (CONTROL, REFERENCE)), None)
     loss = "; ".join(f"{label(t)} {_signed(t['mean'])} {_interval(t['t95'])}" for t in (split, order) if t)
     again = (": the split FFN, not the order, as in the masked-LM race" if split and order and outcome(split) == "b"
              and outcome(order) == "none" else "")
-    return (f"As translators ({runs_[0].recipe}, {millions(d['budget'])} target tokens, {d['seeds']} seed"
+    return (f"As translators ({recipe}, {millions(d['budget'])} target tokens, {d['seeds']} seed"
             f"{'s' if d['seeds'] > 1 else ''}): Macaron − Transformer {_signed(d['mean'], 2)} test BLEU "
             f"{_interval(d['t95'], 2)}{', ' + shown if shown else ''} (the paper: +1.0 on IWSLT14); dev loss, nats "
             f"a target token: {loss}{again}.")
