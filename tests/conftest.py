@@ -32,6 +32,13 @@ SENTENCES = [
     "she played the piano while he washed the dishes .",
 ]
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+# Decoders that a cache or a search must read as their full pass does: pre- and post-LN, cross-attention, a shared
+# layer, rotary positions with grouped keys and values (tests/test_model.py, tests/test_search.py add their own fourth)
+DECODER_SHAPES = [
+    dict(scheme="macaron", norm="pre", position="learned", cross_attention=True),
+    dict(scheme="transformer", norm="post", position="sinusoidal", shared=True, cross_attention=True),
+    dict(scheme="unsplit", norm="pre", position="rotary", rotary_dims=4, n_kv_heads=2, norm_kind="rms"),
+]
 BROWSER_FILES = {"test_browser.py", "test_lesson_browser.py", "test_server.py"}
 SLOW_FILES = {"test_train.py", "test_translators.py", "test_hf_families.py", "test_decoders.py", "test_peers.py",
               "test_shipped.py", "test_ode_models.py"}

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import macaron
+from conftest import DECODER_SHAPES
 from macaron import CheckpointError, InputError, ModelConfig, build
 from macaron.config import ATTENTIONS, POSITIONS
 from macaron.formats import registry
@@ -522,12 +523,7 @@ def test_the_race_schemes_hold_the_minis_parameters_within_a_fifth_of_a_percent(
     assert [op.fc1.out_features for op in layer.ops[1:]] == [512, 512] and layer.ops[1] is not layer.ops[2]
 
 
-@pytest.mark.parametrize("kw", [
-    dict(scheme="macaron", norm="pre", position="learned", cross_attention=True),
-    dict(scheme="transformer", norm="post", position="sinusoidal", shared=True, cross_attention=True),
-    dict(scheme="unsplit", norm="pre", position="rotary", rotary_dims=4, n_kv_heads=2, norm_kind="rms"),
-    dict(scheme="att-ffn-att", norm="pre", position="floater"),
-])
+@pytest.mark.parametrize("kw", [*DECODER_SHAPES, dict(scheme="att-ffn-att", norm="pre", position="floater")])
 def test_a_cache_fed_several_words_a_call_gives_the_full_pass(kw):
     """A decoder reads its words in pieces through a KeyValueCache: each piece sees the earlier calls' words and its
     own earlier ones, through SDPA's kernel and through the matmul path that returns the weights, and the states are

@@ -6,6 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from conftest import DECODER_SHAPES
 from macaron import ModelConfig, build
 from macaron.network.operators import SourceSystem
 from macaron.translation.search import FairseqBeam, Generation, NextWord, Specials, TransformersGenerate
@@ -26,12 +27,7 @@ def full_pass(model, prefixes, source=None) -> torch.Tensor:
         return F.log_softmax(model.head(model(prefixes, None, source=source)[:, -1]).float(), dim=-1)
 
 
-@pytest.mark.parametrize("kw", [
-    dict(scheme="macaron", norm="pre", position="learned", cross_attention=True),
-    dict(scheme="transformer", norm="post", position="sinusoidal", shared=True, cross_attention=True),
-    dict(scheme="unsplit", norm="pre", position="rotary", rotary_dims=4, n_kv_heads=2, norm_kind="rms"),
-    dict(scheme="transformer", norm="pre", attention="dense"),
-])
+@pytest.mark.parametrize("kw", [*DECODER_SHAPES, dict(scheme="transformer", norm="pre", attention="dense")])
 def test_next_word_follows_the_rows_it_is_given(kw):
     """Hypotheses branch and die as in a beam, the decoder told only each one's new word and its parent's row: each
     call's log-probabilities are the full pass's over the whole prefixes; the cache holds the words read (a
