@@ -26,7 +26,7 @@ PRESETS = {
     "long sentence (30 tokens)": ("after the long meeting , the tired engineers walked slowly to the small cafe "
                                   "near the old station and ordered coffee , tea and two slices of cake ."),
 }
-# The sentence the app opens with, chosen by measurement (docs/choose_lesson_sentence.py --opening): among
+# The sentence the app opens with, chosen by measurement (tools/choose_lesson_sentence.py --opening): among
 # 22 candidates with one [MASK], those whose word is the top guess of both default models (the 6 × 512
 # pair) and, of those, the one whose word they give the highest probability (york: 0.78 and 0.75). Both
 # models already guess york after layer 1's attention, the second sub-step of the animation.

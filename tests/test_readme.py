@@ -1,4 +1,5 @@
-"""The README's library examples run as written, on the shipped models, and print what their comments say."""
+"""The documentation's library examples (the first-trace guide, docs/howto/library.md, and the schemes' registry,
+docs/results/schemes.md) run as written, on the shipped models, and print what their comments say."""
 from __future__ import annotations
 
 import ast
@@ -13,21 +14,20 @@ ROOT = Path(__file__).resolve().parent.parent
 CLAIM = re.compile(r"^(?P<expr>[^#]+?)\s+#\s*(?P<claim>\([\d ,+]+\)|'[^']*')")  # `expr  # (shape)` or `# 'text'`
 
 
-def python_blocks(after: str) -> list[str]:
-    """The ```python blocks of the README section that starts with the heading `after`."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split(f"\n{after}\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+def python_blocks(page: str) -> list[str]:
+    """The ```python blocks of a page of the site (a path under docs/), in order."""
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
 
 
 def test_the_library_examples_run_and_say_what_they_print(monkeypatch):
     shown = []
     monkeypatch.setattr(go.Figure, "show", lambda fig, *a, **k: shown.append(fig))
-    blocks = python_blocks("## The library")
+    blocks = python_blocks("howto/library.md")
     namespace: dict = {}
     claims = 0
     for block in blocks[:3]:  # one session: each block goes on from the one before
-        exec(compile(block, "README.md", "exec"), namespace)
+        exec(compile(block, "docs/howto/library.md", "exec"), namespace)
         for line in block.splitlines():
             if m := CLAIM.match(line):
                 value = eval(m["expr"], namespace)
@@ -38,7 +38,7 @@ def test_the_library_examples_run_and_say_what_they_print(monkeypatch):
     assert namespace["traj_a"].tokens == namespace["traj_b"].tokens
 
 
-def test_the_scheme_registry_is_as_the_readme_writes_it():
+def test_the_scheme_registry_is_as_the_documentation_writes_it():
     namespace: dict = {"Sub": macaron.Sub}
-    exec(python_blocks("## The library")[3], namespace)
+    exec(python_blocks("results/schemes.md")[0], namespace)
     assert namespace["LIE_TROTTER"] == macaron.LIE_TROTTER and namespace["STRANG"] == macaron.STRANG

@@ -1,4 +1,4 @@
-"""What the app and README say about the shipped models, checked on the shipped weights themselves.
+"""What the app and the documentation say about the shipped models, checked on the shipped weights themselves.
 
 The guided lesson's sixth step ("What learning changes") and the teacher's notes say: at the plateau
 of its training a shipped mini guesses the same few words whatever the sentence; its final weights
@@ -71,7 +71,7 @@ def test_the_lessons_sentence_is_guessed_by_the_final_weights_only(name, rank):
 
 @pytest.mark.parametrize("name", ["transformer-ode", "macaron-ode"])
 def test_the_ode_pairs_measured_orders_are_of_its_weights_and_near_the_theorem(name):
-    """Lesson step 4, the lab's section 3e and the README say the ODE pair's measured orders are close to the
+    """Lesson step 4, the lab's section 3e and the documentation say the ODE pair's measured orders are close to the
     theorem's: the shipped record must be of the shipped weights (a re-published pair measured again), and
     each local and global slope within 0.2 of the order the theorem gives for that model."""
     from macaron import lesson
@@ -111,15 +111,6 @@ def test_the_race_control_ships_opens_in_the_pickers_and_reads_context(monkeypat
         assert at.selectbox(key=key).value == name and len(at.get("plotly_chart")) >= 2
 
 
-def test_the_readme_race_tables_are_the_stored_race():
-    """The README's tables of race runs and paired differences are what `zoo --markdown` reads from the stored cards
-    and curves (their figures are recomputed independently in tests/test_zoo.py): a run trained again, added or
-    missing cannot leave them stale."""
-    from macaron.studies import zoo
-
-    assert zoo.markdown(zoo.runs()) in (ROOT / "README.md").read_text(encoding="utf-8")
-
-
 TRANSLATORS = ("transformer-es-en", "macaron-es-en")
 
 
@@ -146,9 +137,3 @@ def test_a_shipped_translator_translates_held_out_sentences_as_its_card_says(nam
     again = [model.tokenizer.target.decode(model.search(s, beam=5).tokens) for s in sources]
     assert again == hypotheses[:60]  # the shipped float16 weights translate as the run's own did
     assert BLEU().corpus_score(again, [references[:60]]).score >= 30
-
-
-def test_the_readme_translation_table_is_the_stored_race():
-    from macaron.studies import zoo
-
-    assert zoo.translation_markdown(zoo.runs(task="translation")) in (ROOT / "README.md").read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The explorer served and driven, for the tests, the benchmarks and the README's screenshots.
+"""The explorer served and driven, for the tests, the benchmarks and the site's screenshots.
 
 `server()` starts `streamlit run app/main.py` (headless) on a free port and yields its address once it
 answers its health check; CHROMIUM and ARGS launch Debian's Chromium for Playwright; `wave()` opens

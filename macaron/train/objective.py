@@ -2,7 +2,7 @@
 AdamW without decay on norms, biases and embeddings (optimizer_for), and the learning-rate schedule
 (Schedule: warm-up, then linear or cosine decay, in phases when a run goes on past its budget).
 
-macaron.train.pretrain trains with them; benchmarks/bench_train.py and docs/diagnose_plateau.py use them too.
+macaron.train.pretrain trains with them; benchmarks/bench_train.py and tools/diagnose_plateau.py use them too.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The README's screenshots: every page of the explorer as shipped, at 1280×720 and 1920×1080, and
+"""The documentation's screenshots (docs/img/): every page of the explorer as shipped, at 1280×720 and 1920×1080, and
 the animations while they play.
 
-    .venv/bin/python docs/screenshots.py [STEM ...]   # starts the app on a free port, writes docs/*.png
+    .venv/bin/python tools/screenshots.py [STEM ...]   # starts the app on a free port, writes docs/img/*.png
 
 Needs Chromium (/usr/bin/chromium) and Playwright; uses the shipped models in pretrained/.
 """
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 from served import ARGS, CHROMIUM, server  # noqa: E402  (the app served as the tests serve it)
 
-DOCS = ROOT / "docs"
+DOCS = ROOT / "docs" / "img"
 SIZES = ((1280, 720), (1920, 1080))
 SENTENCE = "i sat on the bank of the river and watched the water ."
 QUIET = ("() => !document.querySelector('[data-testid=\"stStatusWidget\"], [data-testid=\"stSkeleton\"], "

@@ -1,7 +1,7 @@
-"""The README's table "What they guess": each model's top-5 guesses for every "[MASK]" preset of the app,
-from its final weights (the last state through the MLM head: what the app's logit lens shows last).
+"""The table "What they guess" (docs/results/models.md): each model's top-5 guesses for every "[MASK]"
+preset of the app, from its final weights (the last state through the MLM head: what the app's logit lens shows last).
 
-    .venv/bin/python docs/guesses.py [name-or-folder …]      (default: every shipped model)
+    .venv/bin/python tools/guesses.py [name-or-folder …]      (default: every shipped model)
 
 Prints a Markdown table, one row a sentence, one column a model, the guesses most likely first.
 """

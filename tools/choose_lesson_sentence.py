@@ -1,7 +1,7 @@
 """Which sentences the lesson uses, measured, not guessed.
 
-    .venv/bin/python docs/choose_lesson_sentence.py [transformer-mini macaron-mini]
-    .venv/bin/python docs/choose_lesson_sentence.py --opening [transformer-small macaron-small]
+    .venv/bin/python tools/choose_lesson_sentence.py [transformer-mini macaron-mini]
+    .venv/bin/python tools/choose_lesson_sentence.py --opening [transformer-small macaron-small]
 
 Step 6 (what learning changes): for every candidate sentence with one [MASK] and the word it stands
 for, at every stage of each model's training (macaron.sources.milestones): the model's top-5 guesses, the rank

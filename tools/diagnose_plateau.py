@@ -1,7 +1,7 @@
 """What a model on the unigram plateau owes to the other words, and how much gradient its layers get
 (docs/training-notes.md, "The plateau is about word order").
 
-    .venv/bin/python docs/diagnose_plateau.py ~/.cache/macaron/runs/mini/transformer-mini/milestones/step-004500 \\
+    .venv/bin/python tools/diagnose_plateau.py ~/.cache/macaron/runs/mini/transformer-mini/milestones/step-004500 \\
         ~/.cache/macaron/runs/mini/macaron-mini/milestones/step-004500 [--data ~/.cache/macaron/packed]
 
 Per model folder, on the first 256 held-out sequences (15 % masks, evaluate.py's seed): the loss, its rise

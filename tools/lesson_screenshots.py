@@ -1,7 +1,7 @@
-"""The README's pictures of the lesson file: `python -m macaron lesson` with its defaults, opened from
+"""The site's pictures of the lesson file (docs/img/): `python -m macaron lesson` with its defaults, opened from
 file:// in Debian's Chromium at 1280×720 with the network off, and two pages of its printed handout.
 
-    .venv/bin/python docs/lesson_screenshots.py      (needs /usr/bin/chromium and pdftoppm: poppler-utils)
+    .venv/bin/python tools/lesson_screenshots.py      (needs /usr/bin/chromium and pdftoppm: poppler-utils)
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from served import ARGS, CHROMIUM  # noqa: E402
 def main() -> None:
     from playwright.sync_api import sync_playwright
 
-    docs = ROOT / "docs"
+    docs = ROOT / "docs" / "img"
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "lesson.html"
         assert cli(["lesson", "--out", str(out)]) == 0
@@ -50,7 +50,7 @@ def main() -> None:
         for k in (2, 6):
             subprocess.run(["pdftoppm", "-r", "80", "-png", "-f", str(k), "-l", str(k), "-singlefile",
                             str(Path(tmp) / "lesson.pdf"), str(docs / f"lesson-handout-page{k}")], check=True)
-    print("docs/lesson-file-*.png and docs/lesson-handout-page*.png written")
+    print("docs/img/lesson-file-*.png and docs/img/lesson-handout-page*.png written")
 
 
 if __name__ == "__main__":

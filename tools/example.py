@@ -4,8 +4,8 @@
 # Transformer against Macaron (side by side, Procrustes, CKA), the splitting lab's convergence and the
 # Dynamics page's token cloud over depth and its attention leaders.
 #
-#     .venv/bin/python docs/example.py                  # shipped models; prints where the HTML files went
-#     .venv/bin/python docs/example.py --out views --transformer path/to/a --macaron path/to/b
+#     .venv/bin/python tools/example.py                  # shipped models; prints where the HTML files went
+#     .venv/bin/python tools/example.py --out views --transformer path/to/a --macaron path/to/b
 #
 # Each `# %%` cell runs on its own in Jupyter or VS Code (the percent format); there, call
 # `fig.show()` instead of writing files.

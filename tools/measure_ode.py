@@ -8,7 +8,7 @@ times: the shared layer run on to 2T, 4T, 8T, 16T (macaron.studies.dynamics.exte
 the Dynamics measures at each (effective clusters, mean pairwise cosine, rank-one residual, interaction
 energy: mean and quartiles over the sentences) and which role leads the attention.
 
-    python docs/measure_ode.py MODEL_OR_FOLDER [...] [--threads 1] [--long]
+    python tools/measure_ode.py MODEL_OR_FOLDER [...] [--threads 1] [--long]
 """
 from __future__ import annotations
 
