@@ -254,18 +254,26 @@ def _translate(path: str, text: str, beam: int) -> tuple[Translation, macaron.Tr
 
 def translate(path: str, text: str, beam: int, model_name: str = "") -> tuple[Translation, macaron.Trajectory] | None:
     """Translate one sentence (cached): the translation and both systems on one clock (how the text was read, where
-    the reader should know, is its meta's "reading": the page says it). Bad text gives an st.warning and None."""
+    the reader should know, is its meta's "reading": the page says it). Text the model refuses gives an st.warning,
+    any other failure (a damaged folder) an st.error, each naming the model, and None."""
     t0 = time.perf_counter()
     try:
         tr, both, ms = _translate(path, text, beam)
-    except InputError as e:
-        st.warning(str(e), icon=":material/edit_note:")
-        return None
     except Exception as e:  # never raised into the page
-        st.error(f"Translating failed: {e}", icon=":material/error:")
+        said_failure(e, model_name, "Translating failed")
         return None
     _timed(both, model_name, ms, t0)
     return tr, both
+
+
+def said_failure(e: Exception, model_name: str, what: str) -> None:
+    """A translation model's failure on the page, its name first (two may be on offer): text it refuses (InputError)
+    as a warning, anything else as an error."""
+    who = f"**{model_name}**: " if model_name else ""
+    if isinstance(e, InputError):
+        st.warning(f"{who}{e}", icon=":material/edit_note:")
+    else:
+        st.error(f"{who}{what}: {e}", icon=":material/error:")
 
 
 @st.cache_resource(show_spinner=False, max_entries=48)
@@ -274,10 +282,20 @@ def project_translation(path: str, text: str, beam: int, k: int, normalised: boo
 
 
 @st.cache_resource(show_spinner=False, max_entries=48)
-def move_shares(path: str, texts: tuple[str, ...], beam: int, normalised: bool, hide_special: bool
-                ) -> analysis.MoveShares:
-    """Over the translations of `texts` (one sentence, or a set)."""
+def _move_shares(path: str, texts: tuple[str, ...], beam: int, normalised: bool, hide_special: bool
+                 ) -> analysis.MoveShares:
     return analysis.move_shares([_translate(path, t, beam)[0].target for t in texts], normalised, hide_special)
+
+
+def move_shares(path: str, texts: tuple[str, ...], beam: int, normalised: bool, hide_special: bool,
+                model_name: str = "") -> analysis.MoveShares | None:
+    """Over the translations of `texts` (one sentence, or a set; cached), or None after a message naming the model
+    (a preset it refuses, a folder that does not load)."""
+    try:
+        return _move_shares(path, texts, beam, normalised, hide_special)
+    except Exception as e:  # never raised into the page
+        said_failure(e, model_name, "Measuring the shares failed")
+        return None
 
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=300)  # a test set fetched while the server runs shows up

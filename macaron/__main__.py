@@ -244,6 +244,9 @@ def listing() -> int:
 
 def fetch(args) -> int:
     """The paper's release or a Hub model onto this machine, with a progress bar (stderr)."""
+    if not args.name.strip() or Path(args.name).expanduser().is_file():
+        raise InputError(f"{args.name!r}: not a model's name; fetch takes a release's name or a Hub id (python -m "
+                         f"macaron fetch --help); a checkpoint file is imported by python -m macaron import-fairseq")
     sources.fetch(args.name)
     return 0
 
@@ -270,6 +273,10 @@ def zoo(args) -> int:
 def import_fairseq(args) -> int:
     from .formats.fairseq_import import import_fairseq as convert
 
+    if args.checkpoint.is_dir():
+        raise CheckpointError(f"{args.checkpoint}: a folder; give the fairseq checkpoint file (.pt) itself"
+                              + (" (this one is a model folder already: open it as it is)"
+                                 if (args.checkpoint / "config.json").is_file() else ""))
     out = convert(args.checkpoint, args.dict, args.bpe_codes, args.out or imported_folder(args), args.name,
                   source_dict=args.source_dict, target_dict=args.target_dict)
     model = load(out, "cpu")
@@ -309,7 +316,7 @@ def bleu(args) -> int:
         args.data = release_test_set(args.model)
         if args.data is None:
             raise CheckpointError(f"{args.model}: give the test set's folder with --data (only a release fetched "
-                                  f"with `python -m macaron fetch NAME` brings its own)")
+                                  f"with `python -m macaron fetch NAME` brings its own; {B.OWN_TEST_SET})")
     B.check_folder(args.data)  # before the model's load, which can take a while
     folder = sources.locate(args.model)
     model = load(folder, args.device)

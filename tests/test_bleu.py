@@ -424,3 +424,16 @@ def test_bad_input_is_one_clear_message(tmp_path, iwslt, models_dir, capsys):
     assert "1 lines for the test set's 6 sentences" in bleu_error(capsys, model, "--data", good, "--reference", raw)
     assert "give at least 1" in bleu_error(capsys, model, "--data", good, "--max-sentences", 0)
     assert "beam=0" in bleu_error(capsys, model, "--data", good, "--beam", 0)
+
+
+def test_a_translator_trained_here_is_sent_to_its_own_test_set(tmp_path, capsys):
+    """bleu reads fairseq's binarized sets with fairseq's dictionaries; a translator trained here reads a vocabulary
+    of its own: one message that says where it is scored instead, with a set given (a valid one) or without."""
+    from macaron.sources.shipped import PRETRAINED
+
+    translator = PRETRAINED / "macaron-es-en"
+    data = write_set(tmp_path / "data", [ids(s) for s in GERMAN], [ids(s) for s in ENGLISH], pair=("es", "en"))
+    said = bleu_error(capsys, translator, "--data", data)
+    assert "reads a vocabulary of its own, not fairseq's dictionaries" in said
+    for said in (said, bleu_error(capsys, translator)):
+        assert "python -m macaron.train.translate rescore FOLDER --data DIR" in said

@@ -239,6 +239,45 @@ def test_bad_input_is_a_message(pair_dir, monkeypatch):
             assert said in shown, (text, shown)
 
 
+def long_for(pair_dir) -> str:
+    """A sentence the Marian model refuses (more tokens than its encoder's positions) and the converted Macaron
+    translates (fewer than its own, and than the explorer's limit): the preset, repeated."""
+    short, long = (macaron.load(pair_dir / name, device="cpu") for name in (MARIAN, "tiny-macaron-de-en"))
+
+    def tokens(model, text):
+        ids, _, dropped = model.tokenize(text)
+        return len(ids) + dropped
+
+    text = next(t for t in (" ".join([SENTENCE] * k) for k in range(1, 20))
+                if tokens(short, t) > short.config.encoder.max_len)
+    assert tokens(long, text) <= long.config.encoder.max_len
+    return text
+
+
+def test_a_second_model_that_fails_leaves_the_first_drawn_and_says_why(tmp_path, pair_dir, monkeypatch):
+    """Beside it, on one clock: a second model that refuses the sentence (more tokens than its positions), or whose
+    folder is damaged, gives its own message in its name; the first model's translation and drawing stay."""
+    models = tmp_path / "models"
+    for name in ("tiny-macaron-de-en", MARIAN):
+        shutil.copytree(pair_dir / name, models / name)
+    damaged = shutil.copytree(pair_dir / "tiny-transformer-de-en", models / "damaged-de-en")
+    weights = damaged / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])  # cut short, as a copy that failed half way
+    first = macaron.load(models / "tiny-macaron-de-en", device="cpu")
+    long = long_for(pair_dir)
+    for other, text, says in ((MARIAN, long, "positions this model's encoder has"),
+                              ("damaged-de-en", SENTENCE, "damaged or truncated safetensors file")):
+        at = _app(models, monkeypatch, m="tiny-macaron-de-en", b=other, src=text, beam="1")
+        shown = [str(e.value) for e in [*at.warning, *at.error]]
+        assert any(s.startswith(f"**{other}**: ") and says in s for s in shown), shown
+        said = " ".join(m.value for m in at.markdown)
+        assert f"de → en:** {first.translate(text, beam=1).text}" in said
+        assert f"{other}, de → en" not in said  # no line for the model that failed
+        charts = {c.key for c in at.get("plotly_chart")}
+        assert {"t_anim", "t_shares"} <= charts and "t_pair" not in charts, charts  # the first model's, alone
+        assert at.query_params["b"] in (other, [other])  # the choice stays in the link
+
+
 def test_ids_without_a_vocabulary_entry_are_drawn_by_number(tmp_path, pair_dir, monkeypatch):
     """A Marian folder whose vocab.json names fewer ids than its embeddings (as benchmarks/bench_translate.py writes
     one): the page shows the translation and draws its particles, those whose id has no entry labelled <id 17>."""
@@ -387,6 +426,33 @@ def test_no_wcag21_violation(server, browser, query):
             texts += pg.evaluate(SVG_TEXT)
         assert any(t["ground"] != "rgb(255, 255, 255)" for t in texts)  # the shares' per cents, on their bars
         assert not low_contrast(texts), sorted(low_contrast(texts))
+    finally:
+        pg.close()
+
+
+def test_a_second_model_that_refuses_the_sentence_is_a_message_beside_the_first_drawing(server, browser, pair_dir):
+    """With the Marian model beside the converted Macaron on a sentence longer than its positions: the person sees
+    the Macaron's translation and its two particle systems drawn, and the Marian model's own message; no traceback."""
+    from urllib.parse import quote_plus
+
+    from test_browser import no_errors, settle
+
+    text = long_for(pair_dir)
+    tr = macaron.load(pair_dir / "tiny-macaron-de-en", device="cpu").translate(text, beam=1)
+    pg = browser.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        pg.goto(f"{server}/translate?beam=1&m=tiny-macaron-de-en&b={MARIAN}&src={quote_plus(text)}")
+        settle(pg, 180_000)
+        no_errors(pg)
+        shown = " ".join(pg.inner_text("[data-testid='stMainBlockContainer']").split())
+        assert "Traceback" not in shown and pg.locator("[data-testid='stAlertContentError']").count() == 0
+        warning = " ".join(pg.locator("[data-testid='stAlertContentWarning']").first.inner_text().split())
+        assert f"{MARIAN}: The sentence reads as" in warning  # after its icon's name
+        assert "positions this model's encoder has" in warning
+        assert f"de → en: {' '.join(tr.text.split())}" in shown
+        assert {"source sentence", "translation"} <= set(pg.evaluate(LEGEND))  # the first model's animation
+        assert "embeddings of both sentences" in pg.evaluate(TITLE)
+        assert pg.locator(".js-plotly-plot").count() == 2  # the animation and its shares, not a pair of panels
     finally:
         pg.close()
 

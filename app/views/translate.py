@@ -44,6 +44,8 @@ def render() -> None:
     tr, both = found
     other = second(names, picked, url)
     found_b = cache.translate(other[1], text, beam, other[0]) if other else None
+    if found_b is None:
+        other = None  # its failure said by cache.translate, in its name: the first model's drawing stays
     said([(picked[0], tr, model.config)]
          + ([(other[0], found_b[0], cache.load_translation(other[1]).config)] if found_b else []))
     measured([p for p in (picked, other) if p])
@@ -246,7 +248,10 @@ def shares(picks: list, text: str, beam: int, model, normalised: bool, hide_spec
     texts = presets if over == "presets" and presets else (text,)
     url["over"] = over
     state.sync_url(url)
-    found = {name: cache.move_shares(path, texts, beam, normalised, hide_special) for name, path in picks}
+    found = {name: measure for name, path in picks
+             if (measure := cache.move_shares(path, texts, beam, normalised, hide_special, name)) is not None}
+    if not found:  # each failure said in its model's name
+        return
     st.plotly_chart(plot.move_shares(found), key="t_shares", config=dict(displaylogo=False), theme=None)
     norm = model.config.decoder.norm
     counts = " and ".join(str(s.particles) for s in found.values())

@@ -96,7 +96,8 @@ def read_json(file: Path, error: type[Exception] = CheckpointError):
 
 def read_facts(folder: Path) -> dict | None:
     """A trained folder's facts (training.json: steps, tokens, seed, final figures; macaron.train writes it),
-    None where there are none (a model of your own); an error naming the file where it is unreadable."""
+    None where there are none (a model of your own); an error naming the file where it is unreadable. The one
+    reader of them: a command that needs them says what is missing (macaron.train.card.trained_facts)."""
     try:
         facts = json.loads((folder / FACTS).read_text())
     except FileNotFoundError:

@@ -10,7 +10,7 @@ import platform
 import sys
 from pathlib import Path
 
-from ..formats.folder import FACTS, read_json, read_metrics
+from ..formats.folder import FACTS, CheckpointError, read_facts, read_metrics
 from ..network.operators import ATTENTION
 from ..schemes import get_scheme
 from .precision import cpu_kind
@@ -296,8 +296,9 @@ trajectories, not a general-purpose encoder.
 def write(folder: Path, info: dict) -> None:
     """training.json, README.md and (where matplotlib is installed) the training curve."""
     folder = Path(folder)
+    text = rendered(render, folder, info, _orders(folder))
     (folder / FACTS).write_text(json.dumps(info, indent=1) + "\n")
-    (folder / "README.md").write_text(render(info, _orders(folder)))
+    (folder / "README.md").write_text(text)
     if (folder / "metrics.jsonl").is_file():
         training_curve(folder / "metrics.jsonl", folder / CURVE, info["config"]["name"],
                        info["final"].get("unigram_loss"), info.get("mask_rate", 0.15))
@@ -305,7 +306,6 @@ def write(folder: Path, info: dict) -> None:
 
 def _orders(folder: Path) -> dict | None:
     """The folder's measured orders if they are of its weights (a stale or damaged record is left out)."""
-    from ..formats.folder import CheckpointError
     from ..sources.loading import load
     from ..studies import orders  # and the claim measured on the trained ODE pair's Macaron (lab section 3e)
 
@@ -316,23 +316,49 @@ def _orders(folder: Path) -> dict | None:
         return None
 
 
-def read_facts(folder: Path) -> dict:
-    """A model folder's training.json; an error naming the file where it is missing or unreadable."""
-    return read_json(Path(folder) / FACTS)
+KINDS = {"mlm": "a masked LM", "translation": "a translator"}  # a training.json's "task" (none: a masked LM's)
+
+
+def trained_facts(folder: Path, task: str = "mlm") -> dict:
+    """The training.json of a folder macaron.train wrote for `task`, for what rewrites its card: an error that names
+    what is wrong (no such folder, no facts, the facts of another kind of model)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise CheckpointError(f"{folder}: no such folder")
+    facts = read_facts(folder)
+    if facts is None:
+        raise CheckpointError(f"{folder}: no {FACTS}: not a model folder that macaron.train wrote")
+    found = facts.get("task", "mlm")
+    if found != task:
+        raise CheckpointError(f"{folder / FACTS}: the facts of {KINDS.get(found, repr(found))}, not of {KINDS[task]}")
+    return facts
+
+
+def rendered(render, folder: Path, *facts) -> str:
+    """A card's text from `render(*facts)`, before anything is written: an error naming the folder's facts where they
+    lack a field the card reads (facts of an older version, a file edited by hand)."""
+    try:
+        return render(*facts)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise CheckpointError(f"{Path(folder) / FACTS}: a field the card reads is missing or wrong ({e!r})") from None
 
 
 def update_evaluation(folder: Path, result: dict) -> None:
     """Replace the held-out numbers of a model folder (python -m macaron.train.evaluate --write)."""
-    info = read_facts(folder)
+    info = trained_facts(folder)
     info["final"] = result
     write(folder, info)
 
 
 def main(argv=None) -> int:
-    folders = sys.argv[1:] if argv is None else argv
-    for folder in folders:
-        write(Path(folder), read_facts(Path(folder)))
-        print(f"rendered {Path(folder) / 'README.md'}")
+    try:  # every folder's facts checked before any card is written
+        found = [(folder, trained_facts(folder)) for folder in map(Path, sys.argv[1:] if argv is None else argv)]
+        for folder, facts in found:
+            write(folder, facts)
+            print(f"rendered {folder / 'README.md'}")
+    except CheckpointError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 

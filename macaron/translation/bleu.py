@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from ..formats.folder import read_json
-from ..formats.moses_bpe import DICTIONARY_SPECIALS, EOS, PAD, UNK, ReadingError, read_dictionary
+from ..formats.moses_bpe import DICTIONARY_SPECIALS, EOS, PAD, UNK, MosesBPE, ReadingError, read_dictionary
 from ..network.reading import InputError
 
 MAGIC = b"TNTIDX\x00\x00"
@@ -321,12 +321,19 @@ def protocol_of(model) -> Protocol:
 
 
 # ---- translating and scoring ---------------------------------------------------------------------------------------
+OWN_TEST_SET = ("a translator trained here is scored on its own test set by `python -m macaron.train.translate "
+                "rescore FOLDER --data DIR`")
+
+
 def require_translation(model) -> None:
-    """Refuse a model that is not a translation model with its dictionaries."""
+    """Refuse a model that is not a translation model with fairseq's dictionaries (the paper's models, imported)."""
     if getattr(model, "kind", None) != "translator":
         raise DataError("this model is not a translation model (an encoder–decoder): bleu scores translations")
     if model.tokenizer is None:
         raise DataError("this model has no dictionaries (tokenizer.json) to check the test set's against")
+    if not isinstance(model.tokenizer.source, MosesBPE):  # a trained-here or Marian model's SentencePiece pieces
+        raise DataError(f"this translation model reads a vocabulary of its own, not fairseq's dictionaries: bleu "
+                        f"scores the paper's models on fairseq's binarized test sets; {OWN_TEST_SET}")
 
 
 def check_model(data: BinarizedSet, model) -> None:
