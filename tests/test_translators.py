@@ -66,7 +66,7 @@ def test_leaks_finds_a_held_out_sentence_in_train():
 
 def test_read_pairs_names_a_bad_line():
     assert tatoeba.read_pairs("Go.\tVe.\tCC-BY 2.0 x\n") == [tatoeba.Pair("Ve.", "Go.", "CC-BY 2.0 x")]
-    with pytest.raises(CorpusError, match=r"spa.tsv:2: not 'English<TAB>Spanish<TAB>attribution'"):
+    with pytest.raises(CorpusError, match=r"spa.tsv:2: not 'English<TAB>sentence<TAB>attribution'"):
         tatoeba.read_pairs("Go.\tVe.\tx\nonly one column\n")
 
 
@@ -114,8 +114,8 @@ def test_the_loss_is_each_sentences_own_label_smoothed_cross_entropy(folder):
     args = tr.parse_args(["--models", "macaron-es-en", "--steps", "1", "--d-model", "32", "--layers", "2",
                           "--heads", "2", "--ffn", "64", "--data", str(folder)])
     corpus, _, _ = tr.open_corpus(folder)
-    model = build_translator(tr.translator_configs(args, corpus.tok.get_vocab_size())["macaron-es-en"],
-                             JointReading(corpus.tok))
+    configs = tr.translator_configs(args, corpus.tok.get_vocab_size(), corpus.languages)
+    model = build_translator(configs["macaron-es-en"], JointReading(corpus.tok))
     eps, data = 0.1, corpus.train
     indices = [0, 5, 17]  # sentences of different lengths: padding on both sides
     width = int(data.widths[indices].max()) + 3  # wider than any: padding after every sentence, on both sides

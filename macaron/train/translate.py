@@ -1,8 +1,9 @@
-"""Translators trained here: encoder–decoders on Tatoeba Spanish→English (macaron.train.tatoeba), several in lockstep,
-with the masked LM's trainer (pretrain.Run: its checkpoints, resume, cards, bf16, budgets and --detach).
+"""Translators trained here: encoder–decoders on a folder of sentence pairs that macaron.train.tatoeba prepared (the
+race's: Tatoeba Spanish → English), several in lockstep, with the masked LM's trainer (pretrain.Run: its checkpoints,
+resume, cards, bf16, budgets and --detach). The languages are the folder's (its stats.json), not the code's.
 
     python -m macaron.train.translate --models transformer-es-en,macaron-es-en,transformer-halves-es-en \\
-        --data ~/.cache/macaron/tatoeba --tokens 10e6 --run-dir ~/.cache/macaron/runs/translate/seed-0 --detach
+        --data ~/.cache/macaron/tatoeba-es-en --tokens 10e6 --run-dir ~/.cache/macaron/runs/translate/seed-0 --detach
 
 As the paper's translation runs (fairseq): label-smoothed cross-entropy (ε 0.1), Adam (0.9, 0.98) with the inverse
 square root schedule, batches of sentences of like length up to --max-tokens padded tokens (source or target, the
@@ -10,7 +11,8 @@ longer), the checkpoint chosen on dev (the lowest dev loss, fairseq's checkpoint
 IWSLT14 setting: beam 5, length penalty 1.0, sacreBLEU (with its signature) and chrF on the detokenised text. The
 budget counts target tokens (each sentence's words and </s>).
 
-A model is `<recipe>-es-en`, a recipe of options.RECIPES (its scheme) at the translators' size: 3 + 3 layers × 256,
+A model is `<recipe>-<source>-<target>` (`macaron-es-en`), a recipe of options.RECIPES (its scheme) at the translators'
+size: 3 + 3 layers × 256,
 4 heads, an FFN budget of 1,024 a layer, pre-LN, sinusoidal positions with the embedding × √d (fairseq's), one token
 table for the source, the target and the head (the vocabulary is joint), dropout 0.1. A Macaron decoder layer is
 ½G, F, C, ½G (schemes.with_cross), the paper's.
@@ -40,8 +42,7 @@ from .output import Output, append_jsonl
 from .pretrain import Member, Run, detach, train
 from .resume import TrainError
 
-DESCRIPTION = "Translators trained here: encoder–decoders on Tatoeba Spanish→English, several in lockstep."
-SUFFIX = "-es-en"
+DESCRIPTION = "Translators trained here: encoder–decoders on a prepared folder of sentence pairs, several in lockstep."
 SIZE = dict(n_layers=3, d_model=256, n_heads=4, ffn_total=1024, max_len=128, norm="pre", position="sinusoidal",
             embedding_scale=16.0, mlm_head=False)  # √256: fairseq's scaled embedding
 BEAM, LENPEN = 5, 1.0  # the paper's IWSLT14 test setting (test-iwslt14.sh)
@@ -54,8 +55,8 @@ class Bitext:
     def __init__(self, file: Path):
         try:
             with np.load(file) as z:
-                self.src, self.src_at = z["es_ids"].astype(np.int64), z["es_offsets"]
-                self.tgt, self.tgt_at = z["en_ids"].astype(np.int64), z["en_offsets"]
+                self.src, self.src_at = z["source_ids"].astype(np.int64), z["source_offsets"]
+                self.tgt, self.tgt_at = z["target_ids"].astype(np.int64), z["target_offsets"]
         except (OSError, KeyError, ValueError, zipfile.BadZipFile) as e:
             raise DataError(f"{file}: not a split of macaron.train.tatoeba ({e}); run make data-translation") from None
         if len(self.src_at) != len(self.tgt_at):
@@ -147,12 +148,18 @@ class Buckets:
 
 @dataclass(frozen=True)
 class Corpus:
-    """What Run reads of its data: the tokenizer, its hash, the statistics, and the training split."""
+    """What Run reads of its data: the tokenizer, its hash, the statistics, the training split and the languages'
+    codes (source, target: the folder's text files and the models' names end in them)."""
 
     tok: Tokenizer
     tok_hash: str
     stats: dict
     train: Bitext
+    languages: tuple[str, str]
+
+    @property
+    def suffix(self) -> str:
+        return "".join(f"-{code}" for code in self.languages)
 
 
 def open_corpus(folder: Path) -> tuple[Corpus, Bitext, Bitext]:
@@ -162,6 +169,11 @@ def open_corpus(folder: Path) -> tuple[Corpus, Bitext, Bitext]:
     from ..formats.folder import read_json
 
     stats = read_json(folder / "stats.json", DataError)
+    codes = stats.get("languages") or {}
+    if not all(isinstance(codes.get(side), str) for side in tatoeba.SIDES):
+        raise DataError(f"{folder / 'stats.json'}: no languages (written by an older macaron.train.tatoeba); prepare "
+                        f"the folder again: python -m macaron.train.tatoeba --out {folder}")
+    languages = (codes["source"], codes["target"])
     try:
         tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
     except Exception as e:  # tokenizers raises a bare Exception
@@ -169,28 +181,29 @@ def open_corpus(folder: Path) -> tuple[Corpus, Bitext, Bitext]:
     for i, name in enumerate(tatoeba.SPECIALS):
         if tok.token_to_id(name) != i:
             raise DataError(f"{folder / 'tokenizer.json'}: {name} is not id {i}")
-    lacking = [f"{split}.{side}" for split in tatoeba.SPLITS[1:] for side in (tatoeba.SOURCE, tatoeba.TARGET)
-               if not (folder / f"{split}.{side}").is_file()]
+    lacking = [f"{split}.{code}" for split in tatoeba.SPLITS[1:] for code in languages
+               if not (folder / f"{split}.{code}").is_file()]
     if lacking or not isinstance(stats.get("splits"), dict):
         raise DataError(f"{folder}: not a folder of macaron.train.tatoeba (" + (f"{', '.join(lacking)} missing"
                         if lacking else "stats.json has no splits") + "); run make data-translation")
     digest = hashlib.sha256((folder / "tokenizer.json").read_bytes()).hexdigest()[:16]
-    return Corpus(tok, digest, stats, Bitext(folder / "train.npz")), Bitext(folder / "dev.npz"), \
+    return Corpus(tok, digest, stats, Bitext(folder / "train.npz"), languages), Bitext(folder / "dev.npz"), \
         Bitext(folder / "test.npz")
 
 
-def lines(folder: Path, split: str, side: str) -> list[str]:
-    return (folder / f"{split}.{side}").read_text(encoding="utf-8").splitlines()
+def lines(folder: Path, split: str, code: str) -> list[str]:
+    return (folder / f"{split}.{code}").read_text(encoding="utf-8").splitlines()
 
 
 # ---- the models ----------------------------------------------------------------------------------------------------
-def translator_configs(args, vocab_size: int) -> dict[str, TranslationConfig]:
-    """name -> the encoder–decoder of that recipe at the translators' size."""
-    out = {}
+def translator_configs(args, vocab_size: int, languages: tuple[str, str]) -> dict[str, TranslationConfig]:
+    """name -> the encoder–decoder of that recipe at the translators' size, between the data's `languages`."""
+    out, suffix = {}, "".join(f"-{code}" for code in languages)
     for name in args.names:
-        recipe = name.removesuffix(SUFFIX)
-        if not name.endswith(SUFFIX) or recipe not in RECIPES:
-            raise TrainError(f"--models: {name!r} is not <recipe>{SUFFIX} with a recipe of {sorted(RECIPES)}")
+        recipe = name.removesuffix(suffix)
+        if not name.endswith(suffix) or recipe not in RECIPES:
+            raise TrainError(f"--models: {name!r} is not <recipe>{suffix} (the data's languages) with a recipe of "
+                             f"{sorted(RECIPES)}")
         side = dict(SIZE, **RECIPES[recipe], vocab_size=vocab_size, pad_id=tatoeba.PAD,
                     dropout=args.dropout)
         for field, value in (("d_model", args.d_model), ("n_layers", args.layers), ("n_heads", args.heads),
@@ -203,7 +216,7 @@ def translator_configs(args, vocab_size: int) -> dict[str, TranslationConfig]:
             out[name] = TranslationConfig(
                 ModelConfig(**side, name=f"{name} encoder"),
                 ModelConfig(**side, causal=True, cross_attention=True, lm_head=True, name=f"{name} decoder"),
-                shared_embeddings=True, source_lang=tatoeba.SOURCE, target_lang=tatoeba.TARGET, name=name)
+                shared_embeddings=True, source_lang=languages[0], target_lang=languages[1], name=name)
         except ValueError as e:
             raise TrainError(f"{name}: {e}") from None
     return out
@@ -243,13 +256,14 @@ def dev_scores(model, batches) -> dict:
 def translate_split(model, folder: Path, split: str = "test", beam: int = BEAM, lenpen: float = LENPEN,
                     limit: int | None = None) -> dict:
     """The split translated by the model's own search (beam 5, length penalty 1.0), scored by sacreBLEU (BLEU and
-    chrF, with their signatures) against the split's English as the file has it; the translations kept."""
+    chrF, with their signatures) against the split's target side as the file has it (the folder's files are named by
+    the model's languages); the translations kept."""
     from sacrebleu.metrics import CHRF
 
     from ..translation.bleu import standard_bleu, translate_all
 
-    sources = lines(folder, split, tatoeba.SOURCE)[:limit]
-    references = lines(folder, split, tatoeba.TARGET)[:limit]
+    sources = lines(folder, split, model.config.source_lang)[:limit]
+    references = lines(folder, split, model.config.target_lang)[:limit]
     was = model.training
     model.eval()
     ids = [model.tokenize(s)[0] for s in sources]
@@ -270,14 +284,16 @@ def dev_batches(dev: Bitext, max_tokens: int) -> list:
 
 def score_folder(folder: Path, data: Path, max_tokens: int = 6144) -> dict:
     """A translator's scores on the weights as its folder stores them (float16 where saved so): dev loss, and the
-    test set translated again and scored; test.hyp.en, training.json's final scores and the card rewritten."""
+    test set translated again and scored; test.hyp.<target language>, training.json's final scores and the card
+    rewritten."""
     from ..sources.loading import load
 
+    info = translator_card.translator_facts(folder)  # before anything is loaded or written: a translator's folder
     model = load(folder, device="cpu")
     scores = translate_split(model, data)
     hypotheses = scores.pop("hypotheses")
-    (folder / "test.hyp.en").write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
-    info = translator_card.read_facts(folder)
+    hyp = folder / f"test.hyp.{model.config.target_lang}"
+    hyp.write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
     info["final"] = {**info["final"], **dev_scores(model, dev_batches(Bitext(data / "dev.npz"), max_tokens)),
                      **scores}
     translator_card.write(folder, info)
@@ -321,7 +337,7 @@ class TranslatorOutput(Output):
         run, best = self.run, self.run.best[m.name]
         final = m.snapshot()  # a copy: load_state_dict writes into the very tensors state_dict() hands out
         m.encoder.load_state_dict(load(self.best_folder(m), device=str(self.dist.device)).state_dict())
-        chosen = translator_card.read_facts(self.best_folder(m))["final"]  # its dev scores, until score_folder's
+        chosen = translator_card.translator_facts(self.best_folder(m))["final"]  # its dev scores, until score_folder's
         self.write_model(m, m.out, {**chosen, "chosen": best},
                          torch.float16 if self.args.save_dtype == "float16" else None)
         m.encoder.load_state_dict(final)
@@ -344,7 +360,7 @@ class TranslatorRun(Run):
     def prepare(self):
         a = self.args
         self.data, self.dev, self.test = open_corpus(Path(a.data))
-        self.configs = translator_configs(a, self.data.tok.get_vocab_size())
+        self.configs = translator_configs(a, self.data.tok.get_vocab_size(), self.data.languages)
         self.train_data = self.data.train
         self.order = Buckets(self.train_data.widths, a.max_tokens, a.seed)
         self.terms = {"seed": a.seed, "batch": a.max_tokens, "seq_len": SIZE["max_len"], "cross_documents": False,
@@ -391,8 +407,9 @@ def parse_args(argv=None):
     g.add_argument("--label-smoothing", type=float, default=0.1)
     g.add_argument("--dev-bleu", type=int, default=250, help="at each evaluation, greedy BLEU on this many dev "
                                                              "sentences, for the curve (0: none)")
-    p.set_defaults(data=str(Path.home() / ".cache" / "macaron" / "tatoeba"), schedule="inverse-sqrt", lr=1.5e-3,
-                   warmup=400, dropout=0.1, weight_decay=0.0, eps=1e-8, clip=0.0, eval_every=250, seq_len=128)
+    p.set_defaults(data=str(Path.home() / ".cache" / "macaron" / "tatoeba-es-en"), schedule="inverse-sqrt",
+                   lr=1.5e-3, warmup=400, dropout=0.1, weight_decay=0.0, eps=1e-8, clip=0.0, eval_every=250,
+                   seq_len=128)
     args = parse(argv, p)
     if args.accum != 1 or args.compile:
         p.error("the translators train without --accum and --compile")
@@ -407,10 +424,16 @@ def rescore(argv: list[str]) -> int:
 
     p = argparse.ArgumentParser(prog="python -m macaron.train.translate rescore", description=rescore.__doc__)
     p.add_argument("folders", nargs="+", type=Path)
-    p.add_argument("--data", type=Path, default=Path.home() / ".cache" / "macaron" / "tatoeba")
+    p.add_argument("--data", type=Path, default=Path.home() / ".cache" / "macaron" / "tatoeba-es-en")
     a = p.parse_args(argv)
     try:
-        open_corpus(a.data)
+        corpus, _, _ = open_corpus(a.data)
+        for folder in a.folders:  # every folder checked before any is scored and written
+            config = translator_card.translator_facts(folder)["config"]
+            pair = (config.get("source_lang"), config.get("target_lang"))
+            if pair != corpus.languages:
+                raise DataError(f"{folder} translates {'→'.join(map(str, pair))}, the data {a.data} is "
+                                f"{'→'.join(corpus.languages)}: give --data the folder it was trained on")
         for folder in a.folders:
             s = score_folder(folder, a.data)
             print(f"{folder}: test BLEU {s['bleu']:.2f}, chrF {s['chrf']:.2f}, dev loss {s['loss']:.4f}")

