@@ -219,7 +219,7 @@ def main(argv=None) -> int:
     bl.add_argument("--quiet", action="store_true", help="no progress bar")
     zo = sub.add_parser("zoo", help="the race of splitting schemes: runs, seed spread and paired differences")
     zo.add_argument("--json", action="store_true", help='print {"runs": [...], "differences": [...]}')
-    zo.add_argument("--markdown", action="store_true", help="the README's tables of runs and differences")
+    zo.add_argument("--markdown", action="store_true", help="the races page's tables of runs and differences")
     zo.add_argument("--root", type=Path, default=None, help="the race's folder (default pretrained/race)")
     zo.add_argument("--path", nargs="?", const="lie-trotter,lie-trotter-halves", default=None, metavar="A,B",
                     help="the gap A − B at every evaluation and aligned at the plateau exits (default: the Transformer "

@@ -32,7 +32,7 @@ PRESETS = {
 # models already guess york after layer 1's attention, the second sub-step of the animation.
 DEFAULT_SENTENCE = PRESETS["born in new [MASK]"]
 
-# What the shipped models know, in one honest sentence (measured: README, "What they guess").
+# What the shipped models know, in one honest sentence (measured: docs/results/models.md, "What they guess").
 WHAT_THEY_KNOW = (
     "These are small models (6 layers, trained for 3.6–6.3 hours on a 2-core CPU; 40–43 % of held-out masked "
     "words right): they often guess the right kind of word rather than the word. \"the capital of france is "
@@ -49,7 +49,7 @@ ODE_PAIR = ("transformer-ode", "macaron-ode")
 FULL_SIZE = (("bert-base-uncased", "google-bert/bert-base-uncased"), ("paper-macaron-bert-base",))
 
 
-# The translator step 7 opens (trained here, shipped: README, "Translation"), on a sentence whose word has two senses
+# The translator step 7 opens (trained here and shipped: docs/howto/train.md), on a sentence whose word has two senses
 # (banco: a bench here, a bank in "Llevé el dinero al banco."), at layer 1's cross-attention in the decoder (frame 12
 # of its 3 + 3 Macaron layers: the embedding, 3 × 3 encoder sub-steps, then ½ FFN, attention, cross-attention).
 TRANSLATOR = "macaron-es-en"

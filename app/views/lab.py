@@ -510,7 +510,7 @@ def caveats() -> None:
             "by an amount that does not shrink with the step, so no flow is there to compare with. 3e measures "
             "the order where a flow is (the ODE pair: post-LN without gain or bias, one shared layer).\n"
             "- **The two models are trained separately**: their F and G are different functions. Which model "
-            "models language better is a question for held-out loss (README, shipped models).\n"
+            "models language better is a question for held-out loss (the manual's page on the shipped models).\n"
             "- **One sentence** (3a–3d): try several; [CLS] and [SEP] are included.")
 
 

@@ -288,7 +288,7 @@ def translation_panel(translator, step: lesson.LessonStep, div_id: str, font_siz
     v = step.view
     if translator is None and v["m"] not in available():  # never a download while a lesson is built
         return (f"<p class='caption'>The translator of this step, {html.escape(v['m'])}, is not in this installation; "
-                f"the README's <i>Translation</i> says how to train it, and <code>--translator</code> names another."
+                f"docs/howto/train.md says how to train it, and <code>--translator</code> names another."
                 f"</p>")
     folder = _folder(translator) if translator else resolve(v["m"])
     model = load_translator(folder, device)

@@ -305,7 +305,7 @@ def report(race: list[RaceRun]) -> str:
 
 
 def markdown(race: list[RaceRun]) -> str:
-    """The README's race: a table with one row a run, one with a row a paired difference (runs of equal budgets),
+    """The races page's race: a table with one row a run, one with a row a paired difference (runs of equal budgets),
     then each difference's verdict (python -m macaron zoo --markdown)."""
     diffs = differences(race)
     lines = ["| scheme | model | seed | budget (tokens) | held-out loss | accuracy | context effect | "
@@ -373,7 +373,7 @@ def translation_differences(race: list[RaceRun], root: Path | None = None) -> li
 
 
 def translation_markdown(race: list[RaceRun], root: Path | None = None) -> str:
-    """The README's translation race: a row a run, a row a paired difference of test BLEU."""
+    """The races page's translation race: a row a run, a row a paired difference of test BLEU."""
     lines = ["| scheme | model | seed | budget (target tokens) | parameters | test BLEU | chrF | dev loss |",
              "|---|---|---|---|---|---|---|---|"]
     lines += [f"| {SCHEMES[r.scheme].title} | {r.name} | {r.seed} | {millions(r.budget)} | {r.parameters:,} | "
@@ -414,7 +414,7 @@ def _loss_said(t: dict) -> str:
 
 
 def translation_finding(race: list[RaceRun]) -> str:
-    """What the translation race found (the lab's section 4, the README): Macaron's gain over the Transformer in test
+    """What the translation race found (the lab's section 4, races page): Macaron's gain over the Transformer in test
     BLEU, then the race's three questions in dev loss, each no stronger than its interval over seeds allows, with the
     conditions and beside the paper's claim; "" when no seed of the race trained both."""
     if (found := _translation(race)) is None:
@@ -503,7 +503,7 @@ def verdict(d: dict, budget: bool = False) -> str:
 
 
 def verdicts(diffs: list[dict]) -> str:
-    """Every difference's verdict as a Markdown list: the lab's section 4 and the README under its tables."""
+    """Every difference's verdict as a Markdown list: the lab's section 4 and the races page under its tables."""
     several = len({d["budget"] for d in diffs}) > 1
     return "\n".join(f"- {verdict(d, several)}" for d in diffs)
 

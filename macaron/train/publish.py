@@ -163,7 +163,7 @@ def main(argv=None) -> int:
     p.add_argument("--step", type=int, default=None, help="the milestone of this step (default: the newest)")
     p.add_argument("--with-milestones", action="store_true", help="ship the plateau and rise milestones inside it")
     p.add_argument("--race", metavar="DIR", default=None,
-                   help="a race run (README, 'The race'): copy each finished model's curve and facts to DIR/<name>")
+                   help="a race run (docs/results/races.md): copy each finished model's curve and facts to DIR/<name>")
     p.add_argument("--ship", default="", help="with --race: comma list of models also shipped whole to --out")
     p.add_argument("--presets", metavar="TEST_SOURCE", default=None,
                    help="with --ship: a translator's test set source; its first sentences become the shipped "
