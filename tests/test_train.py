@@ -289,7 +289,7 @@ def test_equal_budget_means_equal_tokens_for_different_schemes(tiny, tmp_path):
     assert seen["transformer"] == seen["macaron"] and seen["macaron"][1] >= 3000
 
 
-def test_ddp_two_processes_gloo_keep_identical_parameters(tiny, tmp_path):
+def test_torchrun_two_processes_train_one_masked_lm_as_one_process_would(tiny, tmp_path):
     common = ["--corpus", str(tiny["corpus"]), "--tokenizer", str(tiny["tokenizer"]), *TINY, "--steps", "3",
               "--eval-every", "2", "--dropout", "0", "--lr", "2e-3", "--device", "cpu"]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
@@ -337,7 +337,7 @@ dist.close()
 """
 
 
-def test_ddp_ranks_whose_parameters_drift_apart_stop_the_run(tmp_path):
+def test_torchrun_ranks_whose_parameters_drift_apart_stop_the_run(tmp_path):
     """The check the trainer runs before every checkpoint: every rank learns that rank 1's copy differs."""
     script = tmp_path / "replicas.py"
     script.write_text(REPLICAS)

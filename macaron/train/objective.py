@@ -47,7 +47,10 @@ class LabelSmoothedNMT(nn.Module):
     label_smoothing, which spreads ε over the whole vocabulary: Szegedy et al. 2016). The source's padding is masked
     from both attentions; the target needs none (causal attention, padding after every real word, ignored by the
     loss). The head runs on the real target positions only, padded to a multiple of ROWS (MaskedLM says why; a
-    batch of translations has thousands of them, so the multiple is larger)."""
+    batch of translations has thousands of them, so the multiple is larger). Under torchrun each process holds part
+    of the batch: `share` = processes × its target words / the batch's, so that DDP's mean of the gradients is the
+    gradient of the whole batch's mean loss, as one process would take it (fairseq normalises by the global sample
+    size for the same reason); 1 on one process."""
 
     ROWS = 256
 
@@ -55,14 +58,15 @@ class LabelSmoothedNMT(nn.Module):
         super().__init__()
         self.model, self.smoothing = model, smoothing
 
-    def forward(self, source, source_mask, target_in, target_out):
+    def forward(self, source, source_mask, target_in, target_out, share: float = 1.0):
         m = self.model
         hidden = m(source, source_mask, target_in)
         chosen = (target_out != IGNORE).flatten().nonzero().squeeze(1)
         pad = -len(chosen) % self.ROWS
         targets = F.pad(target_out.flatten()[chosen], (0, pad), value=IGNORE)
         logits = m.decoder.head(hidden.flatten(0, 1)[F.pad(chosen, (0, pad))])
-        return F.cross_entropy(logits.float(), targets, ignore_index=IGNORE, label_smoothing=self.smoothing)
+        loss = F.cross_entropy(logits.float(), targets, ignore_index=IGNORE, label_smoothing=self.smoothing)
+        return loss if share == 1.0 else loss * share
 
 
 def optimizer_for(model: nn.Module, args, device) -> torch.optim.AdamW:

@@ -84,7 +84,10 @@ class Output:
         (self.args.run_dir / "done.json").write_text(json.dumps(done, indent=1) + "\n")
 
     def write_model(self, m, folder: Path, scores: dict, dtype: torch.dtype | None):
-        """Weights, metrics so far, training.json and the card with its curve."""
+        """Weights, metrics so far, training.json and the card with its curve; by the main process only (under
+        torchrun every process holds the same weights, and one writes them)."""
+        if not self.dist.main:
+            return
         was = m.encoder.training
         m.encoder.eval()
         m.encoder.save(folder, card="", dtype=dtype)

@@ -9,7 +9,10 @@ As the paper's translation runs (fairseq): label-smoothed cross-entropy (ε 0.1)
 square root schedule, batches of sentences of like length up to --max-tokens padded tokens (source or target, the
 longer), the checkpoint chosen on dev (the lowest dev loss, fairseq's checkpoint_best), and test scored as the paper's
 IWSLT14 setting: beam 5, length penalty 1.0, sacreBLEU (with its signature) and chrF on the detokenised text. The
-budget counts target tokens (each sentence's words and </s>).
+budget counts target tokens (each sentence's words and </s>). Under `torchrun --nproc_per_node N -m
+macaron.train.translate ...` the N processes train one model: each takes every N-th pair of a batch, the gradients are
+averaged weighted by each part's target words (LabelSmoothedNMT's share), dev is scored once in parts, and only the
+main process writes and scores test.
 
 A model is `<recipe>-<source>-<target>` (`macaron-es-en`), a recipe of options.RECIPES (its scheme) at the translators'
 size: 3 + 3 layers × 256,
@@ -234,8 +237,9 @@ class Translator(Member):
 
 # ---- what the run writes -------------------------------------------------------------------------------------------
 @torch.no_grad()
-def dev_scores(model, batches) -> dict:
-    """Dev loss (nats a target token, no smoothing), accuracy of the next word, and their count, teacher-forced."""
+def dev_scores(model, batches, dist=None) -> dict:
+    """Dev loss (nats a target token, no smoothing), accuracy of the next word, and their count, teacher-forced; under
+    torchrun (`dist`) each process scores its part of the batches and the sums are added."""
     was = model.training
     model.eval()
     loss = correct = count = 0.0
@@ -249,6 +253,8 @@ def dev_scores(model, batches) -> dict:
         correct += float((logits.argmax(-1)[real] == gold[real]).sum())
         count += float(real.sum())
     model.train(was)
+    if dist is not None:
+        loss, correct, count = dist.sum([loss, correct, count])
     return {"loss": loss / count, "accuracy": correct / count, "perplexity": math.exp(min(loss / count, 50.0)),
             "targets": int(count)}
 
@@ -305,9 +311,10 @@ class TranslatorOutput(Output):
     lowest dev loss kept (<run-dir>/<name>/best, a model folder), and that checkpoint scored on test at the end."""
 
     def evaluate(self, m) -> dict:
-        run, p, a = self.run, self.place, self.args
-        result = dev_scores(m.encoder, run.held_out)
-        if a.dev_bleu and p.step:  # the curve's BLEU: greedy on the first dev sentences (the choice reads the loss)
+        run, p, a, d = self.run, self.place, self.args, self.dist
+        result = dev_scores(m.encoder, run.held_out[d.rank::d.world], d)
+        if a.dev_bleu and p.step and d.main:  # the curve's BLEU, greedy on the first dev sentences, once: only the
+            # main process writes the curve, and the choice of the best weights reads the loss
             scores = translate_split(m.encoder, Path(a.data), "dev", beam=1, limit=a.dev_bleu)
             result.update(dev_bleu=scores["bleu"], dev_bleu_sentences=scores["sentences"])
         m.last_eval = dict(result, step=p.step)
@@ -374,11 +381,18 @@ class TranslatorRun(Run):
         self.shuffled = self.unigram = None
 
     def batch(self, step: int):
-        indices = self.order.indices(step)
-        to = dict(device=self.dist.device, non_blocking=True)
-        batch = self.train_data.batch(indices, tatoeba.PAD, tatoeba.EOS, self.order.width(step))
+        """This process's part of batch `step` (every world-th pair), on the device, with its share of the batch's
+        target words (LabelSmoothedNMT); a process left without a pair takes the first with share 0, since every
+        process of DDP must take its step."""
+        d, indices = self.dist, self.order.indices(step)
+        lengths = self.train_data.lengths
+        mine = indices[d.rank::d.world]
+        share = d.world * float(lengths[mine].sum()) / float(lengths[indices].sum()) if len(mine) else 0.0
+        to = dict(device=d.device, non_blocking=True)
+        batch = self.train_data.batch(mine if len(mine) else indices[:1], tatoeba.PAD, tatoeba.EOS,
+                                      self.order.width(step))
         batch = tuple(None if t is None else t.to(**to) for t in batch)
-        return [batch], int(self.train_data.lengths[indices].sum())
+        return [(*batch, share)], int(lengths[indices].sum())
 
     def state_doc(self) -> dict:
         return {**super().state_doc(), "best": self.best}
