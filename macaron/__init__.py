@@ -4,6 +4,7 @@ Tokens are particles, layers are time steps, and a layer is a splitting scheme:
 Lie–Trotter for the Transformer, Strang–Marchuk for Macaron (Lu et al., 2019).
 What the app shows is in macaron.studies.analysis (numbers) and macaron.plot (figures).
 """
+from . import interventions  # `from macaron import interventions as iv`: what if (Off, Scale, Head, Cut, Hold, Patch)
 from .config import ModelConfig
 from .formats.folder import CheckpointError
 from .network.model import Model, build
@@ -18,4 +19,5 @@ from .trajectory import Step, Trajectory
 
 __all__ = ["ATT_FFN_ATT", "CheckpointError", "InputError", "LIE_TROTTER", "Milestone", "Model", "ModelConfig",
            "SCHEMES", "STRANG", "Scheme", "Step", "Sub", "Trajectory", "analysis", "available", "build", "default_pair",
-           "dynamics", "from_hf_bert", "get_scheme", "load", "load_translator", "milestones", "set_threads"]
+           "dynamics", "from_hf_bert", "get_scheme", "interventions", "load", "load_translator", "milestones",
+           "set_threads"]

@@ -50,6 +50,11 @@ class Trajectory:
         return bool(self.meta.get("causal"))
 
     @property
+    def interventions(self) -> list[str]:
+        """What was done to this run (macaron.interventions), in words; [] for the model as it computes."""
+        return [i["label"] for i in self.meta.get("interventions", ())]
+
+    @property
     def displacements(self) -> np.ndarray:
         """[n_steps, n_tokens, d]: how far each particle moves in each sub-step (pre-LN: velocity × h;
         post-LN the LayerNorm's own move is in it too)."""

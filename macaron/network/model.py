@@ -15,9 +15,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import ModelConfig
+from ..interventions import prepare, said
 from ..schemes import CONVECTION, CROSS, DIFFUSION, FULL, Sub, substep_label, substep_times
 from ..trajectory import Step, Trajectory
-from .operators import ACTIVATION, KeyValueCache, SourceSystem, norm, operator
+from .operators import ACTIVATION, Edit, KeyValueCache, SourceSystem, norm, operator
 from .positions import Floater, sinusoids
 from .reading import InputError, Reader, Row
 
@@ -55,7 +56,9 @@ class Layer(nn.Module):
 
     A *plan* says which sub-steps run, in which order, for which fraction h, in how many Euler moves
     n: ((k, h, n), ...). The layer's own plan walks its scheme with n = 1; other plans run the same
-    operators as another scheme, or with smaller moves (macaron.studies.dynamics' ODE experiments).
+    operators as another scheme, or with smaller moves (macaron.studies.dynamics' ODE experiments), or with h
+    scaled (macaron.interventions: h = 0 is a sub-step switched off, which moves no particle, post-LN's norm
+    included).
     """
 
     def __init__(self, cfg: ModelConfig):
@@ -76,55 +79,63 @@ class Layer(nn.Module):
         return tuple((k, s.fraction, 1) for k, s in enumerate(self.scheme))
 
     def velocity(self, k: int, x, attention_mask=None, position=None, need_weights=False, part: str | None = None,
-                 source: SourceSystem | None = None, cache: KeyValueCache | None = None):
+                 source: SourceSystem | None = None, cache: KeyValueCache | None = None, edit: Edit | None = None):
         """The operator of sub-step k evaluated at state x: (v [B, T, d], mixing or None). `part`, of an unsplit
         sub-step (F + G at once): its attention (DIFFUSION) or its FFN (CONVECTION) alone. `source`: the other
         particle system, which a cross-attention sub-step reads. `cache`: the earlier words' keys and values, x
-        the words after them (incremental decoding)."""
+        the words after them (incremental decoding). `edit`: what an intervention changes in the operator."""
         inp = x if self.post_norm else self.norms[k](x)
         op = self.ops[k]
         if self.scheme[k].kind == CONVECTION:
             return op(inp), None
         if self.scheme[k].kind == CROSS:
-            return op(inp, source, need_weights, cache)
+            return op(inp, source, need_weights, cache, edit)
         if self.scheme[k].kind != FULL:
-            return op(inp, attention_mask, position, need_weights, cache)
+            return op(inp, attention_mask, position, need_weights, cache, edit)
         if part == DIFFUSION:
-            return op.diffusion(inp, attention_mask, position, need_weights, cache)
+            return op.diffusion(inp, attention_mask, position, need_weights, cache, edit)
         if part == CONVECTION:
             return op.ffn(inp, x), None
-        return op(inp, attention_mask, position, need_weights, raw=x, cache=cache)
+        return op(inp, attention_mask, position, need_weights, raw=x, cache=cache, edit=edit)
 
     def substep(self, k: int, x, attention_mask=None, position=None, need_weights=False, fraction: float | None = None,
                 moves: int = 1, sizes: list | None = None, source: SourceSystem | None = None,
-                cache: KeyValueCache | None = None):
+                cache: KeyValueCache | None = None, edit: Edit | None = None):
         """Advance x by sub-step k for `fraction` of the step (default: its fraction in the scheme), in
         `moves` Euler moves of fraction/moves each. Post-LN normalises once, after the last move: the
-        norm is not part of the sub-flow that finer moves resolve. The mixing weights returned are
-        those at the state entering the sub-step. `sizes` receives each move's mean ‖Δx‖²/‖x‖²."""
-        h = (self.scheme[k].fraction if fraction is None else fraction) / moves
+        norm is not part of the sub-flow that finer moves resolve. A fraction of 0 is the sub-step switched off:
+        x stays, unnormalised, no mixing. The mixing weights returned are those at the state entering the
+        sub-step. `sizes` receives each move's mean ‖Δx‖²/‖x‖²."""
+        fraction = self.scheme[k].fraction if fraction is None else fraction
+        if fraction == 0:
+            return x, None
+        h = fraction / moves
         if moves > 1 and cache is not None:
             raise ValueError("a key-value cache holds one move's keys and values: run Euler moves without it")
-        x, weights = self.move(k, x, h, attention_mask, position, need_weights, sizes, source=source, cache=cache)
+        x, weights = self.move(k, x, h, attention_mask, position, need_weights, sizes, source=source, cache=cache,
+                               edit=edit)
         for _ in range(moves - 1):
-            x = self.move(k, x, h, attention_mask, position, sizes=sizes, source=source)[0]
+            x = self.move(k, x, h, attention_mask, position, sizes=sizes, source=source, edit=edit)[0]
         return (self.norms[k](x) if self.post_norm else x), weights
 
     def move(self, k: int, x, h: float, attention_mask=None, position=None, need_weights=False,
              sizes: list | None = None, part: str | None = None, source: SourceSystem | None = None,
-             cache: KeyValueCache | None = None):
+             cache: KeyValueCache | None = None, edit: Edit | None = None):
         """One Euler move of sub-step k's operator (or of one part of an unsplit sub-step: velocity) for a fraction
         h of the layer's step, x + step·h·op, without a post-LN norm: (x', mixing)."""
-        v, weights = self.velocity(k, x, attention_mask, position, need_weights, part, source, cache)
+        v, weights = self.velocity(k, x, attention_mask, position, need_weights, part, source, cache, edit)
         dx = self.step * h * self.drop(v)
         if sizes is not None:  # the move relative to the state, squared: what a penalty keeps small
             sizes.append((dx.float().pow(2).sum(-1) / x.float().pow(2).sum(-1).clamp_min(1e-12)).mean())
         return x + dx, weights
 
     def forward(self, x, attention_mask=None, position=None, record=None, plan=None, sizes: list | None = None,
-                source: SourceSystem | None = None, cache: KeyValueCache | None = None):
+                source: SourceSystem | None = None, cache: KeyValueCache | None = None, edits=None):
         for k, h, n in plan or self.plan:
-            x, weights = self.substep(k, x, attention_mask, position, record is not None, h, n, sizes, source, cache)
+            edit = None if edits is None else edits.next()
+            y, weights = self.substep(k, x, attention_mask, position, record is not None, h, n, sizes, source, cache,
+                                      edit)
+            x = y if edits is None else edits.moved(x, y)
             if record is not None:
                 record.append(Intermediate(x, weights))
         return x
@@ -210,23 +221,26 @@ class Model(nn.Module):
         return tuple((i, layer.plan) for i, layer in enumerate(self.layers))
 
     def forward(self, ids, attention_mask=None, record=None, program=None, sizes: list | None = None,
-                source: SourceSystem | None = None, cache: KeyValueCache | None = None):
+                source: SourceSystem | None = None, cache: KeyValueCache | None = None, edits=None):
         """ids [B, T] -> hidden states [B, T, d] after the final norm. `attention_mask` [B, T] bool: True on real
         tokens, False on padding, which no token attends to (None: no padding). `record`, a list, receives
         an Intermediate (state, mixing) for the embedding and after every sub-step. `program` runs the layers'
         operators in another arrangement: reordered, refined, a layer repeated (default: its own).
         `sizes`, a list, receives every Euler move's mean ‖Δx‖²/‖x‖² (a differentiable scalar each).
         `source`: the encoder's final states and mask, which a decoder's cross-attention sub-steps read.
-        `cache` (a causal decoder's): ids are the words after the cache.length it has read, and join them there."""
+        `cache` (a causal decoder's): ids are the words after the cache.length it has read, and join them there.
+        `edits`: what interventions change, read sub-step by sub-step (macaron.interventions.Edits)."""
         offset = cache.length if cache is not None else 0
         x = self.embed(ids, offset)
+        if edits is not None:
+            x = edits.begin(x, offset)
         if record is not None:
             record.append(Intermediate(x, None))
         positions = [p if p is None else p[offset:] for p in self.block_positions(offset + ids.shape[1])]
         if cache is not None:
             cache.begin()
         for i, plan in self.program() if program is None else program:
-            x = self.layers[i](x, attention_mask, positions[i], record, plan, sizes, source, cache)
+            x = self.layers[i](x, attention_mask, positions[i], record, plan, sizes, source, cache, edits)
         if cache is not None:
             cache.length += ids.shape[1]
         return self.final_norm(x)
@@ -284,27 +298,25 @@ class Model(nn.Module):
         Reader.text)."""
         return self.reader.text(text, max_tokens)
 
-    def trace(self, text_or_ids, max_tokens: int | None = None, *, program=None, batch_size: int = 64,
-              batch_tokens: int | None = None, progress: bool = False) -> Trajectory | list[Trajectory]:
+    def trace(self, text_or_ids, max_tokens: int | None = None, *, program=None, interventions=None,
+              batch_size: int = 64, batch_tokens: int | None = None, progress: bool = False) -> Trajectory | list:
         """Run sentence(s) and record the state after every sub-step.
 
         A string or a list of token ids gives one Trajectory; a list of strings (or of id
         lists) gives one Trajectory each, in order, computed in padded batches (see iter_trace).
-        Text is cut to `max_tokens` (and the model's limit) with [SEP] kept last;
-        `Trajectory.truncated` says how many tokens were dropped. Token ids are traced as given.
-        `program`: the layers' operators in another arrangement (see forward).
+        Text is cut to `max_tokens` (and the model's limit) with [SEP] kept last; `Trajectory.truncated` says how
+        many tokens were dropped. Token ids are traced as given. `program`: the layers' operators in another
+        arrangement (see forward). `interventions`: what to change as it runs (macaron.interventions).
         """
         single = isinstance(text_or_ids, str) or is_id_list(text_or_ids)
         items = [text_or_ids] if single else list(text_or_ids)
-        out: list = [None] * len(items)
-        for i, traj in self.iter_trace(items, max_tokens, program=program, batch_size=batch_size,
-                                       batch_tokens=batch_tokens, progress=progress):
-            out[i] = traj
-        return out[0] if single else out
+        out = dict(self.iter_trace(items, max_tokens, program=program, interventions=interventions,
+                                   batch_size=batch_size, batch_tokens=batch_tokens, progress=progress))
+        return out[0] if single else [out[i] for i in range(len(items))]
 
     @torch.no_grad()
-    def iter_trace(self, items, max_tokens: int | None = None, *, program=None, batch_size: int = 64,
-                   batch_tokens: int | None = None, progress: bool = False):
+    def iter_trace(self, items, max_tokens: int | None = None, *, program=None, interventions=None,
+                   batch_size: int = 64, batch_tokens: int | None = None, progress: bool = False):
         """Yield (index, Trajectory) for a list of texts or id lists, one padded batch of sentences
         of similar length at a time (see length_batches; `batch_tokens` defaults to BATCH_TOKENS of
         the device), so a large set is measured without holding every trajectory in memory.
@@ -314,21 +326,18 @@ class Model(nn.Module):
         rows = [self.read(x, max_tokens) if isinstance(x, str) else self.reader.ids(x) for x in items]
         texts = [x if isinstance(x, str) else "" for x in items]
         batches = length_batches([len(r[0]) for r in rows], batch_size, batch_tokens or self.batch_tokens)
-        steps, meta = self.trace_steps(program), self.trace_meta(program)
-        bar = None
-        if progress:
-            from tqdm.auto import tqdm
-            bar = tqdm(total=len(rows), desc=f"tracing {self.config.name or 'model'}", unit="sentence")
-        for batch in batches:
-            ids, attention_mask, _ = self._as_batch([rows[i][0] for i in batch])
-            record: list = []
-            final = self(ids, attention_mask, record, program)
-            yield from zip(batch, recorded_trajectories([rows[i] for i in batch], [texts[i] for i in batch], record,
-                                                        final, steps, meta))
-            if bar is not None:
+        steps, meta = self.trace_steps(program), self.trace_meta(program, interventions)  # the clock: the program's
+        from tqdm.auto import tqdm
+        with tqdm(total=len(rows), desc=f"tracing {self.config.name or 'model'}", unit="sentence",
+                  disable=not progress) as bar:
+            for batch in batches:
+                ids, attention_mask, _ = self._as_batch([rows[i][0] for i in batch])
+                run, edits = prepare(self, interventions, [len(rows[i][0]) for i in batch], program)
+                record: list = []
+                final = self(ids, attention_mask, record, run, edits=edits)
+                yield from zip(batch, recorded_trajectories([rows[i] for i in batch], [texts[i] for i in batch],
+                                                            record, final, steps, meta))
                 bar.update(len(batch))
-        if bar is not None:
-            bar.close()
 
     def trace_steps(self, program=None) -> list[Step]:
         """One Step per sub-step of the program (a Trajectory's steps); the clock counts program entries, so a
@@ -342,14 +351,16 @@ class Model(nn.Module):
                       for s, t, (_, _, n) in zip(subs, substep_times(subs), plan)]
         return steps
 
-    def trace_meta(self, program=None) -> dict:
-        """What a Trajectory of this model's `program` says of how it was computed (its meta)."""
+    def trace_meta(self, program=None, interventions=None) -> dict:
+        """What a Trajectory of this model's `program` and `interventions` says of how it was computed (its meta)."""
         c = self.config
         meta = dict(model=c.name, scheme=c.scheme, norm=c.norm, attention=c.attention, position=c.position,
                     d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads, step=c.step, device=str(self.device),
                     causal=c.causal)
         if program is not None:
             meta["program"] = [[i, [list(entry) for entry in plan]] for i, plan in program]
+        if interventions:
+            meta["interventions"] = said(interventions)
         if getattr(self.tokenizer, "note", ""):  # what a reader should know of how the text was read
             meta["reading"] = self.tokenizer.note
         return meta

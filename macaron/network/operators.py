@@ -82,6 +82,21 @@ def mix(logits, mask, v, dropout: float, training: bool, batch: int):
     return F.dropout(weights, dropout, training) @ v, weights
 
 
+class Edit(NamedTuple):
+    """What an intervention changes inside one sub-step's operator (macaron.interventions): each head's output scaled
+    before the output projection (0 silences it, as TransformerLens's zero-ablation of hook_z), the positions no other
+    particle attends to (cut from the interaction), an unsplit sub-step's attention and FFN moves scaled apart."""
+
+    heads: torch.Tensor | None = None        # [H], a factor on each head's output
+    cut: tuple[int, ...] = ()                # positions in the sentence (a cache's earlier words counted)
+    parts: tuple[float, float] = (1.0, 1.0)  # (attention, FFN) of an unsplit sub-step
+
+
+def scaled_heads(y: torch.Tensor, edit: Edit | None) -> torch.Tensor:
+    """The heads' outputs y [B, H, T, d_head] times the edit's factors."""
+    return y if edit is None or edit.heads is None else y * edit.heads.to(y.dtype)[:, None, None]
+
+
 class KeyValueCache:
     """What a causal decoder has computed for the words it has read, so that the next word costs one position's
     work (incremental decoding): each self-attention's keys and values, in the order the attention sub-steps run
@@ -157,14 +172,19 @@ class Diffusion(nn.Module):
     def _heads(self, x, heads: int | None = None):  # [B, T, heads·d_head] -> [B, heads, T, d_head]
         return split_heads(x, heads or self.n_heads, self.d_head)
 
-    def _mask(self, attention_mask, T: int, device, S: int | None = None):
+    def _mask(self, attention_mask, T: int, device, S: int | None = None, cut: tuple[int, ...] = ()):
         """Who of S words (default T; the last T are the ones that move) may attend to whom, [B or 1, 1, T or 1, S]
-        bool (True: may), or None for everyone: the padding (no one attends to it) and, in a decoder, the future."""
+        bool (True: may), or None for everyone: the padding (no one attends to it), in a decoder the future, and the
+        `cut` positions, which only they themselves attend to."""
         S = T if S is None else S
         mask = None if attention_mask is None else attention_mask[:, None, None, :]
         if self.causal and T > 1:
             past = torch.ones(T, S, dtype=torch.bool, device=device).tril(S - T)
             mask = past if mask is None else mask & past
+        if cut:
+            words = torch.arange(S, device=device)
+            keep = ~torch.isin(words, torch.tensor(cut, device=device)) | (words == words[S - T:, None])  # [T, S]
+            mask = keep if mask is None else mask & keep
         return mask
 
     def _logits(self, part: str, x, q, k):  # -> [B or 1, H, T, T]
@@ -185,12 +205,12 @@ class Diffusion(nn.Module):
         raise ValueError(part)
 
     def forward(self, x, attention_mask=None, position=None, need_weights: bool = False,
-                cache: KeyValueCache | None = None):
+                cache: KeyValueCache | None = None, edit: Edit | None = None):
         """x [B, T, d]; attention_mask [B, T] bool, True on real tokens and False on padding (as SDPA's boolean
         attn_mask: True may be attended to; None: no padding); position [T, d] added to the input
         (FLOATER). `cache`: x are the words after cache.length earlier ones, whose keys and values it holds (a
-        causal dot-product decoder without padding). Returns (y [B, T, d], mixing [B, H, T, T or all words] or
-        None)."""
+        causal dot-product decoder without padding). `edit`: heads scaled, positions cut (Edit). Returns
+        (y [B, T, d], mixing [B, H, T, T or all words] or None)."""
         B, T, d = x.shape
         if position is not None:
             x = x + position
@@ -213,16 +233,17 @@ class Diffusion(nn.Module):
         p = self.dropout if self.training else 0.0
         fused = self.sdpa or not torch.is_grad_enabled()  # matmul attention is for the backward's sake
         S = v.shape[2]  # the words attended to: T, or with a cache every word read
+        cut = edit.cut if edit is not None else ()
         if self.parts == ["dot"] and not need_weights and fused:  # the fast path: fused SDPA kernel
-            causal_only = self.causal and attention_mask is None and S == T  # its own causal kernel, no mask to read
+            causal_only = self.causal and attention_mask is None and S == T and not cut  # its own kernel, no mask
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=None if causal_only else
-                                               self._mask(attention_mask, T, x.device, S), dropout_p=p,
+                                               self._mask(attention_mask, T, x.device, S, cut), dropout_p=p,
                                                is_causal=causal_only, enable_gqa=self.kv_heads != self.n_heads)
             weights = None
         else:
             if self.kv_heads != self.n_heads:  # each key and value head serves a group of query heads
                 k, v = (t.repeat_interleave(self.n_heads // self.kv_heads, dim=1) for t in (k, v))
-            mask = self._mask(attention_mask, T, x.device, S)
+            mask = self._mask(attention_mask, T, x.device, S, cut)
             parts = [self._logits(part, x, q, k) for part in self.parts]
             if len(parts) == 1:
                 logits = parts[0]
@@ -230,7 +251,7 @@ class Diffusion(nn.Module):
                 alpha = torch.softmax(self.mix_logits, dim=0)
                 logits = sum(a * s for a, s in zip(alpha, parts))
             y, weights = mix(logits, mask, v, p, self.training, B)
-        y = y.transpose(1, 2).reshape(B, T, d)
+        y = scaled_heads(y, edit).transpose(1, 2).reshape(B, T, d)
         return self.out(y), weights
 
 
@@ -255,9 +276,11 @@ class CrossAttention(nn.Module):
         self.kv = nn.Linear(d, 2 * d, bias=cfg.bias)  # keys and values from the source's
         self.out = nn.Linear(d, d, bias=cfg.bias)
 
-    def forward(self, x, source: SourceSystem | None, need_weights: bool = False, cache: KeyValueCache | None = None):
+    def forward(self, x, source: SourceSystem | None, need_weights: bool = False, cache: KeyValueCache | None = None,
+                edit: Edit | None = None):
         """x [B, T, d], the target's states; source: the encoder's (its batch of 1 serves every row); `cache` keeps
-        the source's keys and values from one call to the next. Returns (y [B, T, d], mixing [B, H, T, S] or None)."""
+        the source's keys and values from one call to the next; `edit`: its heads scaled. Returns (y [B, T, d],
+        mixing [B, H, T, S] or None)."""
         if source is None:
             raise ValueError("a cross-attention sub-step reads the source's states: run the decoder with a source")
         B, T, d = x.shape
@@ -274,7 +297,7 @@ class CrossAttention(nn.Module):
             y, weights = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p), None
         else:
             y, weights = mix(q @ k.transpose(-2, -1) / math.sqrt(self.d_head), mask, v, p, self.training, B)
-        return self.out(y.transpose(1, 2).reshape(B, T, d)), weights
+        return self.out(scaled_heads(y, edit).transpose(1, 2).reshape(B, T, d)), weights
 
 
 class Parallel(nn.Module):
@@ -290,9 +313,12 @@ class Parallel(nn.Module):
         self.convection = convection(cfg, activation)
         self.ffn_norm = norm(cfg, cfg.d_model) if cfg.parallel_norms else None
 
-    def forward(self, x, attention_mask=None, position=None, need_weights: bool = False, raw=None, cache=None):
-        y, weights = self.diffusion(x, attention_mask, position, need_weights, cache)
-        return y + self.ffn(x, raw), weights
+    def forward(self, x, attention_mask=None, position=None, need_weights: bool = False, raw=None, cache=None,
+                edit: Edit | None = None):
+        y, weights = self.diffusion(x, attention_mask, position, need_weights, cache, edit)
+        if edit is None or edit.parts == (1.0, 1.0):
+            return y + self.ffn(x, raw), weights
+        return edit.parts[0] * y + edit.parts[1] * self.ffn(x, raw), weights
 
     def ffn(self, x, raw=None):
         """G's move: at x, the state as the layer's norm left it, or (GPT-NeoX) at its own norm of `raw`."""

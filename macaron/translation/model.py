@@ -7,6 +7,8 @@ through the decoder (a Model too: causal, with a next-word head), whose layers a
     m.translate("ein satz .", beam=5)    the source's Trajectory, the target's (teacher-forced on the translation,
                                          every sub-step recorded), the generated ids and the text
     m.search("ein satz .", beam=5)       the same search's best hypothesis alone, nothing recorded (for BLEU)
+    m.trace("ein satz .", beam=1, interventions=[Off("cross")])   both systems as one Trajectory (joint), altered
+                                         (macaron.interventions: in the search and in both systems' traces)
     m.target_logits(source_ids, target_ids)   [len(target_ids) + 1, V]: row k the next word after the start token and
                                               target_ids[:k]
 
@@ -29,6 +31,7 @@ from torch import nn
 from ..config import ModelConfig
 from ..formats.folder import CheckpointError, default_card, read_facts, save
 from ..formats.moses_bpe import EOS, PAD, UNK, TranslationReading
+from ..interventions import prepare
 from ..network.model import Model, is_id_list, recorded_trajectories, store_shared_once
 from ..network.operators import SourceSystem
 from ..network.reading import InputError
@@ -178,10 +181,12 @@ class EncoderDecoder(nn.Module):
 
     # ---- the computation ----------------------------------------------------------------------------------------
     @torch.no_grad()
-    def encode(self, source_ids: list[int]) -> SourceSystem:
-        """The source's final states [1, S, d], as the decoder's cross-attention reads them."""
+    def encode(self, source_ids: list[int], interventions=None) -> SourceSystem:
+        """The source's final states [1, S, d], as the decoder's cross-attention reads them (`interventions` in the
+        encoder)."""
         ids = torch.tensor([source_ids], device=self.device)
-        return SourceSystem(self.encoder(ids), None)
+        program, edits = prepare(self.encoder, interventions, [len(source_ids)], system=SOURCE)
+        return SourceSystem(self.encoder(ids, program=program, edits=edits), None)
 
     def forward(self, source, source_mask, target_in):
         """Teacher-forced batches: the decoder's final states [B, T, d] on target_in [B, T], pulled by the source's
@@ -207,22 +212,30 @@ class EncoderDecoder(nn.Module):
 
     @torch.no_grad()
     def translate(self, text_or_source_ids, beam: int | None = None, max_tokens: int | None = None,
-                  lenpen: float | None = None, unkpen: float = 0.0) -> Translation:
+                  lenpen: float | None = None, unkpen: float = 0.0, interventions=None) -> Translation:
         """Translate one sentence (text, or source ids ending with </s>) by the model's own search (the module's text).
         `beam`: 1 greedy; by default the model's own (fairseq: 5, as the paper tested IWSLT14; its WMT14 scripts: 4;
         Marian: its generation config's num_beams). `lenpen`: by default fairseq's 1, Marian's length_penalty.
         `max_tokens`: the most words before </s> (default fairseq's a·|source| + b, Marian's max_length); at most the
         decoder's positions − 2, so the teacher-forced trace of the translation, which reads its final </s> too, fits
-        them. `unkpen` (fairseq's): subtracted from <unk>'s log-probability."""
+        them. `unkpen` (fairseq's): subtracted from <unk>'s log-probability. `interventions`: what to change in
+        both systems as they run, the search included (macaron.interventions)."""
         beam, lenpen = self._settings(beam, lenpen, unkpen)
         row = self.source_row(text_or_source_ids)
         source, states = self._trace(self.encoder, row, text_or_source_ids if isinstance(text_or_source_ids, str)
-                                     else "", SOURCE)
+                                     else "", SOURCE, interventions=interventions)
         memory = SourceSystem(states, None)
-        best = self._search(row, memory, beam, max_tokens, lenpen, unkpen)
+        best = self._search(row, memory, beam, max_tokens, lenpen, unkpen,
+                            prepare(self.decoder, interventions, system=TARGET))
         text = self.tokenizer.target.decode(best.tokens) if self.tokenizer else ""
-        target, _ = self._trace(self.decoder, self._target_row(best.tokens), text, TARGET, memory, len(row[0]))
+        target, _ = self._trace(self.decoder, self._target_row(best.tokens), text, TARGET, memory, len(row[0]),
+                                interventions)
         return Translation(source, target, best.tokens, text, best.score, beam, lenpen)
+
+    def trace(self, text_or_source_ids, beam: int | None = 1, interventions=None, **options) -> Trajectory:
+        """One sentence translated (translate, greedy by default), both systems as one Trajectory on one clock
+        (joint): what a translator's trace is, `interventions` and all."""
+        return joint(self.translate(text_or_source_ids, beam, interventions=interventions, **options))
 
     @torch.no_grad()
     def search(self, text_or_source_ids, beam: int | None = None, max_tokens: int | None = None,
@@ -244,8 +257,10 @@ class EncoderDecoder(nn.Module):
             raise InputError("unkpen is fairseq's: transformers' generate has no penalty for <unk>")
         return beam, lenpen
 
-    def _search(self, row, memory: SourceSystem, beam: int, max_tokens, lenpen: float, unkpen: float) -> Hypothesis:
-        """The best hypothesis of the model's own search for the source `row`, whose final states are `memory`."""
+    def _search(self, row, memory: SourceSystem, beam: int, max_tokens, lenpen: float, unkpen: float,
+                altered: tuple = (None, None)) -> Hypothesis:
+        """The best hypothesis of the model's own search for the source `row`, whose final states are `memory`;
+        `altered`: the decoder's (program, edits) (macaron.interventions.prepare)."""
         c, g = self.config, self.config.generation
         if max_tokens is None:  # the words before </s> each search allows by default
             maxlen = int(MAX_LEN_A * len(row[0]) + MAX_LEN_B) if g is None else \
@@ -257,23 +272,26 @@ class EncoderDecoder(nn.Module):
             raise InputError(f"max_tokens={max_tokens}: give at least one word")
         search = FairseqBeam(beam, maxlen, c.decoder.vocab_size, lenpen, unkpen, specials=c.specials) if g is None \
             else TransformersGenerate(beam, maxlen + 2, g, c.specials, lenpen)  # max_length: the start, maxlen, </s>
-        return search.run(NextWord(self.decoder, memory))[0]
+        return search.run(NextWord(self.decoder, memory, *altered))[0]
 
     @torch.no_grad()
-    def trace_target(self, source, target_ids) -> Trajectory:
+    def trace_target(self, source, target_ids, interventions=None) -> Trajectory:
         """The decoder's Trajectory on [start] + target_ids, teacher-forced (any target: a reference translation as
-        well as the model's own), its particles pulled by the source's (text or ids) final states."""
+        well as the model's own), its particles pulled by the source's (text or ids) final states; `interventions`
+        in both systems (macaron.interventions)."""
         row = self.source_row(source)
-        memory = self.encode(row[0])
-        return self._trace(self.decoder, self._target_row(target_ids), "", TARGET, memory, len(row[0]))[0]
+        memory = self.encode(row[0], interventions)
+        return self._trace(self.decoder, self._target_row(target_ids), "", TARGET, memory, len(row[0]),
+                           interventions)[0]
 
     @torch.no_grad()
     def _trace(self, model: Model, row, text: str, system: str, source: SourceSystem | None = None,
-               source_length: int | None = None) -> tuple[Trajectory, torch.Tensor]:
-        """(one system's Trajectory, its final states [1, T, d]): every sub-step recorded."""
+               source_length: int | None = None, interventions=None) -> tuple[Trajectory, torch.Tensor]:
+        """(one system's Trajectory, its final states [1, T, d]): every sub-step recorded, `interventions` in it."""
+        program, edits = prepare(model, interventions, [len(row[0])], system=system)
         record: list = []
-        final = model(torch.tensor([row[0]], device=self.device), None, record, source=source)
-        meta = dict(model.trace_meta(), system=system, translation=self.config.name)
+        final = model(torch.tensor([row[0]], device=self.device), None, record, program, source=source, edits=edits)
+        meta = dict(model.trace_meta(interventions=interventions), system=system, translation=self.config.name)
         traj = recorded_trajectories([row], [text], record, final, model.trace_steps(), meta,
                                      [source_length] if source_length else None)[0]
         return traj, final

@@ -95,10 +95,11 @@ class NextWord:
     values depend on its own words only, so a hypothesis continues its parent's: the cache keeps the rows the search
     names (KeyValueCache.select) and only the new words run. The first call (rows None) runs its prefixes whole on a
     fresh cache; so does every call of a decoder whose attention is synthesized (its logits are no keys to keep),
-    which keeps the prefixes themselves, reordered by the same rows."""
+    which keeps the prefixes themselves, reordered by the same rows. `program` and `edits`: the decoder run altered
+    (macaron.interventions.prepare)."""
 
-    def __init__(self, decoder: Model, source: SourceSystem | None):
-        self.decoder, self.source = decoder, source
+    def __init__(self, decoder: Model, source: SourceSystem | None, program=None, edits=None):
+        self.decoder, self.source, self.program, self.edits = decoder, source, program, edits
         self.incremental = decoder.config.attention == "dot"
         self.cache: KeyValueCache | None = None
         self.prefixes: torch.Tensor | None = None  # synthesized attention: the live hypotheses, read whole each call
@@ -112,7 +113,8 @@ class NextWord:
         else:  # no keys to keep: each hypothesis' whole prefix again
             words = torch.cat([self.prefixes[rows.to(words.device)], words], dim=1)
         self.prefixes = None if self.incremental else words
-        hidden = self.decoder(words, None, source=self.source, cache=self.cache)[:, -1]
+        hidden = self.decoder(words, None, program=self.program, source=self.source, cache=self.cache,
+                              edits=self.edits)[:, -1]
         return F.log_softmax(self.decoder.head(hidden).float(), dim=-1)
 
 
