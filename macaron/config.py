@@ -22,6 +22,12 @@ SIZES = {  # (n_layers, d_model, n_heads, ffn_total)
 
 @dataclass
 class ModelConfig:
+    """Every field of one particle system (an encoder or a decoder): its splitting scheme and norm placement, its
+    width, depth, heads and FFN budget, its attention and position signal, its step h, and what a family from elsewhere
+    maps onto it (norms with or without gain, each half-FFN's activation, biases, a causal mask, cross-attention). A
+    translator is two of them (translation.model.TranslationConfig). `ModelConfig.named(size, ...)` gives the shipped
+    sizes; `to_dict()` and `from_dict()` are config.json's fields."""
+
     scheme: str = "transformer"   # any registered scheme (macaron.schemes) or its alias: transformer, macaron, …
     norm: str = "pre"             # pre: x + h·op(LN(x)); post: LN(x + h·op(x)) as in BERT
     d_model: int = 256

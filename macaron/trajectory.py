@@ -29,6 +29,22 @@ class Step:
 
 @dataclass
 class Trajectory:
+    """One sentence's path through one model: a particle per token, a state per sub-step.
+
+    Fields: `tokens` (display strings) and `token_ids`; `states`, float32 [n_steps + 1, n_tokens, d], the embedding
+    (with its position signal) first, then the residual stream after every sub-step; `steps`, one `Step` per sub-step
+    (layer, kind, fraction h, the time reached, a label); `mixing`, per sub-step the attention weights [heads, T, T]
+    of a diffusion (a cross-attention's [heads, T, S]: target rows, source columns), None for a convection; `final`,
+    the model's output [n_tokens, d] after any final norm; `meta`, what labels a plot (model name, scheme, norm,
+    attention, position, device, causal, and `interventions` where some were made); `text`, the text traced;
+    `truncated`, the tokens dropped to fit the model's positions; `guess_at`, the row the model's head answers (an
+    encoder's first [MASK], a decoder's last token or the one before its [MASK]), None where there is none.
+
+    Derived: `displacements` (each sub-step's move), `times` (each state's depth in layers), `labels`,
+    `layer_boundaries()` (the states at the ends of layers), `n_steps`, `causal`, `interventions`. `states[k + 1] -
+    states[k]` replays sub-step k exactly; plots and measures read this object, never a model's internals.
+    """
+
     tokens: list[str]                   # display strings, one per particle
     token_ids: list[int]
     states: np.ndarray                  # float32 [n_steps + 1, n_tokens, d]; states[0] = embedding
