@@ -20,8 +20,9 @@ its source trajectory is of. The labels in meta count layers from 1, as the step
 """
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from numbers import Real
 from typing import Sequence
 
@@ -98,18 +99,10 @@ class Scale:
 
 
 @dataclass(frozen=True)
-class Off:
+class Off(Scale):
     """A sub-step kind switched off at `layers` (None: all): it moves no particle (Scale by 0)."""
 
-    kind: str
-    layers: tuple[int, ...] | None = None
-    system: str | None = None
-    factor = 0.0  # not a field: what Off scales a move by
-
-    def __post_init__(self):
-        _kind(self.kind)
-        object.__setattr__(self, "layers", _layers(self.layers))
-        _system(self.system)
+    factor: float = field(default=0.0, init=False, repr=False)  # Off(kind, layers, system): the factor is 0
 
     @property
     def label(self) -> str:
@@ -210,7 +203,8 @@ def said(interventions) -> list[dict]:
     out = []
     for iv in listed(interventions):
         fields = {"source": iv.source.text} if isinstance(iv, Patch) else {}
-        fields.update((k, list(v) if isinstance(v, tuple) else v) for k, v in vars(iv).items() if k != "source")
+        fields.update((f.name, list(v) if isinstance(v := getattr(iv, f.name), tuple) else v)
+                      for f in dataclasses.fields(iv) if f.init and f.name != "source")  # what was asked
         out.append(dict(what=type(iv).__name__.lower(), **fields, label=iv.label))
     return out
 
@@ -300,7 +294,7 @@ def prepare(model, interventions, lengths: Sequence[int] | None = None, program=
 def substep_edit(model, interventions, p: int, kind: str) -> tuple[float, Edit | None]:
     """(the factor on the fraction h, the operator's Edit) of a sub-step of `kind` at program entry p."""
     def factor(of: str) -> float:
-        return math.prod(iv.factor for iv in interventions if isinstance(iv, (Off, Scale)) and iv.kind == of
+        return math.prod(iv.factor for iv in interventions if isinstance(iv, Scale) and iv.kind == of
                          and (iv.layers is None or p in iv.layers))
 
     attention = {FULL: DIFFUSION}.get(kind, kind)
@@ -322,7 +316,7 @@ def substep_edit(model, interventions, p: int, kind: str) -> tuple[float, Edit |
 
 def named(iv) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(the layers, the states) an intervention names."""
-    layers = (iv.layers or ()) if isinstance(iv, (Off, Scale)) else \
+    layers = (iv.layers or ()) if isinstance(iv, Scale) else \
         tuple(getattr(iv, name) for name in ("layer", "from_layer") if hasattr(iv, name))
     return layers, tuple(getattr(iv, name) for name in ("from_state", "state") if hasattr(iv, name))
 

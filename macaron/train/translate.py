@@ -160,10 +160,6 @@ class Corpus:
     train: Bitext
     languages: tuple[str, str]
 
-    @property
-    def suffix(self) -> str:
-        return "".join(f"-{code}" for code in self.languages)
-
 
 def open_corpus(folder: Path) -> tuple[Corpus, Bitext, Bitext]:
     """(the corpus, dev, test) of a folder that macaron.train.tatoeba wrote."""
@@ -421,7 +417,7 @@ def parse_args(argv=None):
     g.add_argument("--label-smoothing", type=float, default=0.1)
     g.add_argument("--dev-bleu", type=int, default=250, help="at each evaluation, greedy BLEU on this many dev "
                                                              "sentences, for the curve (0: none)")
-    p.set_defaults(data=str(Path.home() / ".cache" / "macaron" / "tatoeba-es-en"), schedule="inverse-sqrt",
+    p.set_defaults(data=str(tatoeba.FOLDER), schedule="inverse-sqrt",
                    lr=1.5e-3, warmup=400, dropout=0.1, weight_decay=0.0, eps=1e-8, clip=0.0, eval_every=250,
                    seq_len=128)
     args = parse(argv, p)
@@ -438,7 +434,7 @@ def rescore(argv: list[str]) -> int:
 
     p = argparse.ArgumentParser(prog="python -m macaron.train.translate rescore", description=rescore.__doc__)
     p.add_argument("folders", nargs="+", type=Path)
-    p.add_argument("--data", type=Path, default=Path.home() / ".cache" / "macaron" / "tatoeba-es-en")
+    p.add_argument("--data", type=Path, default=tatoeba.FOLDER)
     a = p.parse_args(argv)
     try:
         corpus, _, _ = open_corpus(a.data)

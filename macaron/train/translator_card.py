@@ -8,9 +8,9 @@ import json
 import sys
 from pathlib import Path
 
-from ..formats.folder import FACTS, CheckpointError
+from ..formats.folder import FACTS
 from ..schemes import get_scheme
-from .card import CURVE, curve_figure, precision_words, rendered, trained_facts
+from .card import CURVE, curve_figure, precision_words, rendered, rerender, trained_facts
 
 
 def direction(config: dict) -> str:
@@ -133,15 +133,7 @@ def translator_facts(folder: Path) -> dict:
 
 
 def main(argv=None) -> int:
-    try:  # every folder's facts checked before any card is written
-        found = [(folder, translator_facts(folder)) for folder in map(Path, sys.argv[1:] if argv is None else argv)]
-        for folder, info in found:
-            write(folder, info)
-            print(f"rendered {folder / 'README.md'}")
-    except CheckpointError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    return 0
+    return rerender(argv, "translation", write)
 
 
 if __name__ == "__main__":
