@@ -5,6 +5,7 @@ so that no figure of a stored run and no command's options are typed by hand. A 
     <!-- zoo: translation_markdown -->   the translation race's tables
     <!-- zoo: finding -->                the order's answer as the lesson gives it (macaron.studies.zoo.finding)
     <!-- zoo: translation_finding -->    the translation race's finding
+    <!-- zoo: translation_gist -->       the same in one sentence (the lesson's)
     <!-- zoo: path_report -->            the Transformer − control gap along training (zoo --path)
     <!-- cli -->                         every `python -m macaron` command with its options (its --help)
     <!-- url -->                         every URL parameter of every page of the app (read from app/)
@@ -95,6 +96,7 @@ def zoo_text(name: str) -> str:
     made = {"markdown": lambda: zoo.markdown(race),
             "translation_markdown": lambda: zoo.translation_markdown(translators),
             "finding": lambda: zoo.finding(race), "translation_finding": lambda: zoo.translation_finding(translators),
+            "translation_gist": lambda: zoo.translation_gist(translators),
             "path_report": lambda: f"```text\n{zoo.path_report(zoo.paths(race))}\n```"}
     if name not in made:
         raise ValueError(f"<!-- zoo: {name} -->: no such generated part (known: {', '.join(made)})")
