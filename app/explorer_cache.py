@@ -23,8 +23,7 @@ import macaron
 from macaron import CheckpointError, InputError, lab, plot
 from macaron.formats.registry import translates
 from macaron.network.reading import NO_TOKENIZER
-from macaron.studies import analysis
-from macaron.translation import bleu
+from macaron.studies import analysis, bleu
 from macaron.translation import model as translation
 from macaron.translation.model import EXAMPLES, EncoderDecoder, Translation, joint
 

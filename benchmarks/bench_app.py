@@ -78,7 +78,7 @@ def models(folder: Path) -> tuple[list[Path], str]:
     for scheme in ("transformer", "macaron"):
         torch.manual_seed(0)
         cfg = macaron.ModelConfig.named("small", scheme=scheme, dropout=0.0, name=f"random-{scheme}-small")
-        out.append(macaron.build(cfg, tok).save(folder / f"random-{scheme}-small"))
+        out.append(macaron.save(macaron.build(cfg, tok), folder / f"random-{scheme}-small"))
     return out, "RANDOM weights (no trained 6×512 checkpoints in pretrained/): ModelConfig.named('small')"
 
 

@@ -6,7 +6,7 @@ What the app shows is in macaron.studies.analysis (numbers) and macaron.plot (fi
 """
 from . import interventions  # `from macaron import interventions as iv`: what if (Off, Scale, Head, Cut, Hold, Patch)
 from .config import ModelConfig
-from .formats.folder import CheckpointError
+from .formats.folder import CheckpointError, save
 from .network.model import Model, build
 from .network.reading import InputError
 from .network.runtime import set_threads
@@ -20,4 +20,4 @@ from .trajectory import Step, Trajectory
 __all__ = ["ATT_FFN_ATT", "CheckpointError", "InputError", "LIE_TROTTER", "Milestone", "Model", "ModelConfig",
            "SCHEMES", "STRANG", "Scheme", "Step", "Sub", "Trajectory", "analysis", "available", "build", "default_pair",
            "dynamics", "from_hf_bert", "get_scheme", "interventions", "load", "load_translator", "milestones",
-           "set_threads"]
+           "save", "set_threads"]

@@ -308,9 +308,9 @@ def imported_folder(args) -> Path:
 
 def bleu(args) -> int:
     """The paper's BLEU rows: the model on a binarized test set, scored its way and
-    sacrebleu's (macaron.translation.bleu)."""
+    sacrebleu's (macaron.studies.bleu)."""
     from .sources.releases import release_test_set
-    from .translation import bleu as B
+    from .studies import bleu as B
 
     if args.data is None:  # a fetched release brought its test set
         args.data = release_test_set(args.model)

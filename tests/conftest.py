@@ -80,7 +80,7 @@ def make_tiny_models(folder: Path, tok, d_model: int = 32, n_layers: int = 2, no
         torch.manual_seed(0)
         cfg = ModelConfig(scheme=scheme, d_model=d_model, n_layers=n_layers, n_heads=4, ffn_total=4 * d_model,
                           vocab_size=tok.get_vocab_size(), max_len=128, dropout=0.0, name=f"tiny-{scheme}", norm=norm)
-        macaron.build(cfg, tok).save(folder / f"tiny-{scheme}")
+        macaron.save(macaron.build(cfg, tok), folder / f"tiny-{scheme}")
     return folder
 
 
@@ -100,6 +100,7 @@ def make_tiny_translation(folder: Path, d_model: int = 32, n_layers: int = 2) ->
     few words, as a real one does."""
     import torch
 
+    import macaron
     from macaron.config import ModelConfig
     from macaron.formats.moses_bpe import DICTIONARY_SPECIALS, EOS, MosesBPE, TranslationReading, iwslt14
     from macaron.translation.model import EXAMPLES, TranslationConfig, build
@@ -122,7 +123,7 @@ def make_tiny_translation(folder: Path, d_model: int = 32, n_layers: int = 2) ->
         with torch.no_grad():  # </s> comes within reach after words 8: positions from there point the head to it
             head = model.decoder.lm_head.weight
             model.decoder.position_embedding.weight[8:] += EOS_PULL * head[EOS] / head[EOS].norm()
-        model.save(folder / config.name)
+        macaron.save(model, folder / config.name)
     return folder
 
 
@@ -223,7 +224,7 @@ def add_stages(folder: Path, seed: int = 0, kept: tuple[str, ...] = ("plateau", 
             for p in model.parameters():
                 p.add_(0.05 * torch.randn_like(p))
         target = folder if name is None else folder / "milestones" / name
-        model.save(target)
+        macaron.save(model, target)
         facts = {"seed": seed, "tokens": tokens, "steps": steps, "budget_steps": 30, "init_sha256": start,
                  "final": {"loss": 6.0 - effect, "accuracy": 0.1 + effect / 10, "context_effect": effect}}
         (target / "training.json").write_text(json.dumps(facts))

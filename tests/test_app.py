@@ -722,7 +722,7 @@ def test_particles_says_what_a_post_ln_model_reads(tmp_path, app_env, monkeypatc
     pre = macaron.load(app_env / "tiny-transformer")
     torch.manual_seed(0)
     cfg = macaron.ModelConfig(**{**pre.config.to_dict(), "norm": "post", "name": "tiny-post"})
-    macaron.build(cfg, pre.tokenizer).save(tmp_path / "tiny-post")
+    macaron.save(macaron.build(cfg, pre.tokenizer), tmp_path / "tiny-post")
     monkeypatch.setenv("MACARON_MODELS", f"{tmp_path / 'tiny-post'},{app_env / 'tiny-transformer'}")
     at = fresh({"s": "the cat sat on the mat .", "m": "tiny-post"})
     assert "post-LN model's operators read each state as it is" in texts(at.caption)
@@ -750,7 +750,7 @@ def test_the_variants_are_drawn_and_named(tmp_path, app_env, monkeypatch):
                          ("tiny-floater", dict(position="floater"))):
         torch.manual_seed(0)
         cfg = macaron.ModelConfig(**{**base.config.to_dict(), **fields, "name": name})
-        macaron.build(cfg, base.tokenizer).save(tmp_path / name)
+        macaron.save(macaron.build(cfg, base.tokenizer), tmp_path / name)
     monkeypatch.setenv("MACARON_MODELS", f"{tmp_path / 'tiny-synth'},{tmp_path / 'tiny-floater'}")
     monkeypatch.delenv("MACARON_MODELS_DIR")
     at = fresh({"s": "the cat sat on the mat .", "m": "tiny-synth"})

@@ -1,5 +1,5 @@
 """`python -m macaron bleu`: the paper's binarized test sets read, translated with its settings, scored
-(macaron.translation.bleu).
+(macaron.studies.bleu).
 
 The test sets here are written as fairseq 0.6's preprocess.py writes one, by a writer in this file from the format's
 spec (IndexedDatasetBuilder: ids + 1, int32 unless told, the TNTIDX index; Dictionary.save's dict.{lang}.txt); the
@@ -22,7 +22,7 @@ import pytest
 import macaron
 from macaron.__main__ import main
 from macaron.formats.fairseq_import import import_fairseq
-from macaron.translation import bleu as B
+from macaron.studies import bleu as B
 from test_translation import EOS, PAD, UNK, Paper, end_early, save_fairseq, translation_args, translation_state
 
 # a joined dictionary: German and English words, BPE pieces, Moses's escapes, WMT14's @-@; madeupwords to a multiple of

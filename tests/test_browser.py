@@ -590,10 +590,10 @@ def test_lab_draws_a_trained_flows_measured_orders(tokenizer, browser, tmp_path)
 
     for scheme in ("transformer", "macaron"):
         torch.manual_seed(0)
-        macaron.build(ModelConfig(scheme=scheme, d_model=32, n_layers=2, n_heads=4, ffn_total=128, max_len=128,
-                                  dropout=0.0, vocab_size=tokenizer.get_vocab_size(), name=f"flow-{scheme}",
-                                  norm="post", norm_affine=False, shared=True, step=0.5,
-                                  tied_halves=scheme == "macaron"), tokenizer).save(tmp_path / "m" / f"flow-{scheme}")
+        config = ModelConfig(scheme=scheme, d_model=32, n_layers=2, n_heads=4, ffn_total=128, max_len=128, dropout=0.0,
+                             vocab_size=tokenizer.get_vocab_size(), name=f"flow-{scheme}", norm="post",
+                             norm_affine=False, shared=True, step=0.5, tied_halves=scheme == "macaron")
+        macaron.save(macaron.build(config, tokenizer), tmp_path / "m" / f"flow-{scheme}")
     record = orders.measure(macaron.load(tmp_path / "m" / "flow-macaron"), ["the cat sat ."], ["the cat sat ."])
     (tmp_path / "m" / "flow-macaron" / orders.FILE).write_text(json.dumps(record))
     env = {k: v for k, v in os.environ.items() if k != "MACARON_MODELS"}

@@ -3,6 +3,7 @@ cycle from Python but not from a reader), and no test reaches into benchmarks/."
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,8 +92,47 @@ def test_the_library_has_no_import_cycles():
     # folder format knows nothing of them: only the paper's reading (formats.moses_bpe)
     assert {"macaron.formats.registry", "macaron.sources.milestones", "macaron.network.model"} <= loading
     assert graph["macaron.formats.folder"] == {"macaron.formats.moses_bpe"}
-    assert graph["macaron.formats.moses_bpe"] == {"macaron.trajectory"}
+    assert graph["macaron.formats.moses_bpe"] == {"macaron.trajectory", "macaron.translation"}  # fairseq's special ids
     assert "macaron.train.card" not in graph["macaron.train.data"] | graph["macaron.train.pack"]
+
+
+# ---- layers: docs/architecture.md's table, an import only reaching the rows above its own ---------------------------
+def layers() -> list[set[str]]:
+    """The rows of docs/architecture.md's table of the library, first to last: each row's top-level modules and
+    packages, as `unit` names them."""
+    rows = []
+    for line in (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8").splitlines():
+        cells = line.split("|")
+        if len(cells) > 2 and "`" in cells[1]:
+            rows.append({name.strip("`").removesuffix(".py").rstrip("/") for name in re.findall(r"`[^`]+`", cells[1])})
+    return rows
+
+
+def unit(module: str) -> str:
+    """A module's top-level module or package: macaron.network.model -> network, macaron -> __init__."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_every_import_between_packages_points_up_the_architectures_table():
+    """Package by package, lazy imports counted: a package imports only the ones listed above it (or in its own
+    row), so each can be read, tested and replaced knowing only what is above it. A package's own ancestors are
+    not counted (`from .. import lesson` runs macaron/__init__.py, as every import of the library does)."""
+    rows = layers()
+    row = {name: i for i, names in enumerate(rows) for name in names}
+    graph = import_graph(ROOT / "macaron")
+    assert {unit(m) for m in graph} <= set(row), "a package missing from docs/architecture.md's table"
+    upward = sorted(f"{m} -> {t} ({unit(m)} is in row {row[unit(m)] + 1}, {unit(t)} in row {row[unit(t)] + 1})"
+                    for m, targets in graph.items() for t in targets
+                    if not m.startswith(t + ".") and row[unit(t)] > row[unit(m)])
+    assert upward == []
+
+
+def test_the_layering_check_sees_an_upward_import():
+    rows = layers()
+    assert rows[0] >= {"schemes", "config", "trajectory"} and {"__init__", "__main__"} <= rows[-1]
+    row = {name: i for i, names in enumerate(rows) for name in names}
+    assert row[unit("macaron.network.model")] < row[unit("macaron.formats.folder")]  # so a save here would be caught
 
 
 # ---- the house rules of issue 70: a layout that shows the architecture ----------------------------------------------

@@ -466,7 +466,7 @@ def test_trained_orders_section_draws_each_models_record_and_names_a_damaged_one
         cfg = ModelConfig(scheme=scheme, d_model=32, n_layers=2, n_heads=4, ffn_total=128, max_len=128, dropout=0.0,
                           vocab_size=tokenizer.get_vocab_size(), name=f"tiny-{scheme}", norm="post", norm_affine=False,
                           shared=True, step=0.5, tied_halves=scheme == "macaron")
-        macaron.build(cfg, tokenizer).save(tmp_path / f"tiny-{scheme}")
+        macaron.save(macaron.build(cfg, tokenizer), tmp_path / f"tiny-{scheme}")
     model = macaron.load(str(tmp_path / "tiny-macaron"))
     record = orders.measure(model, ["the cat sat ."], ["the cat sat ."])
     (tmp_path / "tiny-macaron" / orders.FILE).write_text(json.dumps(record))

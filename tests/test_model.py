@@ -218,7 +218,7 @@ def test_bad_ids_are_refused():
 def test_save_load_roundtrip_with_shards(tmp_path, tokenizer):
     model = build(ModelConfig(d_model=512, n_layers=1, n_heads=8, ffn_total=2048, vocab_size=8192,
                               scheme="macaron", name="m"), tokenizer)
-    model.save(tmp_path / "m")
+    macaron.save(model, tmp_path / "m")
     files = sorted(p.name for p in (tmp_path / "m").iterdir())
     assert {"config.json", "tokenizer.json", "README.md", "model.safetensors.index.json"} <= set(files)
     shards = list((tmp_path / "m").glob("*.safetensors"))
@@ -233,7 +233,7 @@ def test_float16_storage_halves_the_files_and_loads_as_float32(tmp_path, tokeniz
     model = tiny(tokenizer)
     with torch.no_grad():
         model.layers[0].ops[0].out.bias[0] = 1e6  # beyond float16: this tensor must stay float32
-    full, half = model.save(tmp_path / "f32"), model.save(tmp_path / "f16", dtype=torch.float16)
+    full, half = macaron.save(model, tmp_path / "f32"), macaron.save(model, tmp_path / "f16", dtype=torch.float16)
     size = lambda f: sum(p.stat().st_size for p in f.glob("*.safetensors"))  # noqa: E731
     assert size(half) < 0.6 * size(full)
     loaded = macaron.load(half, device="cpu")
@@ -261,7 +261,7 @@ def test_weights_overwritten_with_nan_or_inf_are_refused_naming_file_and_tensor(
 
 def _saved(tmp_path, tokenizer):
     model = tiny(tokenizer)
-    return model.save(tmp_path / "ck")
+    return macaron.save(model, tmp_path / "ck")
 
 
 def test_missing_config_names_the_file(tmp_path, tokenizer):

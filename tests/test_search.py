@@ -87,3 +87,30 @@ def test_a_search_feeds_new_words_and_rows_and_its_words_are_the_full_pass(name,
         ids = torch.tensor([[START, *h.tokens]])
         expected = [float(full_pass(model, ids[:, :k + 1])[0, w]) for k, w in enumerate(h.tokens)]
         assert h.positional == pytest.approx(expected, abs=1e-4), name
+
+
+def test_a_translator_runs_the_search_it_is_given():
+    """translate(..., search=...) runs the strategy it is given, not the model's own: a search that writes chosen words
+    is what the translation holds, both systems traced on them; without one, the model's own (own_search)."""
+    import macaron
+    from macaron.translation.search import Hypothesis, Search, own_search
+
+    m = macaron.load_translator("macaron-es-en")
+    chosen = m.tokenizer.target.encode("I sat on the bench.").ids + [m.config.eos_id]
+
+    class Chosen(Search):
+        said = (1, 1.0)
+        reads = 0
+
+        def run(self, decoder):
+            Chosen.reads += 1
+            self.read(decoder, torch.tensor([[m.config.start_id]]), None)  # the decoder is the model's, on the source
+            return [Hypothesis(chosen, -1.0, [])]
+
+    text = "Llevé el dinero al banco."
+    tr = m.translate(text, search=Chosen())
+    assert Chosen.reads == 1 and tr.target_ids == chosen and tr.text == "I sat on the bench."
+    assert tr.target.token_ids == [m.config.start_id, *chosen]  # the target's particles: the start, then the words
+    assert m.translate(text, beam=1).text == "I took the money to the bank."  # the own search: greedy, another answer
+    own = own_search(m.config, len(m.source_row(text)[0]), beam=1)
+    assert m.search(text, search=own).tokens == m.translate(text, beam=1).target_ids

@@ -466,8 +466,9 @@ def _shipped_app(monkeypatch, **params):
 
 
 def test_the_shipped_macaron_translator_opens_the_page_on_a_translation(monkeypatch):
+    from macaron.formats.folder import translator_scores
     from macaron.sources.shipped import PRETRAINED
-    from macaron.translation.model import presets, test_scores
+    from macaron.translation.model import presets
 
     at = _shipped_app(monkeypatch)
     assert at.selectbox(key="t_model").value == "macaron-es-en"
@@ -479,7 +480,7 @@ def test_the_shipped_macaron_translator_opens_the_page_on_a_translation(monkeypa
     said = " ".join(m.value for m in at.markdown)
     expected = macaron.load("macaron-es-en", device="cpu").translate(first, beam=5).text
     assert f"es → en:** {expected}" in said
-    scores = test_scores(PRETRAINED / "macaron-es-en")
+    scores = translator_scores(PRETRAINED / "macaron-es-en")
     assert f"**macaron-es-en**: BLEU {scores['bleu']:.1f}, chrF {scores['chrf']:.1f}" in said
     at.selectbox(key="t_b").set_value("transformer-es-en").run()
     assert not at.exception

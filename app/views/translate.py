@@ -8,6 +8,7 @@ import streamlit as st
 import explorer_cache as cache
 import explorer_state as state
 from macaron import plot
+from macaron.formats.folder import translator_scores
 from macaron.plot.style import CONVECTION_COLOR, CROSS_COLOR, DIFFUSION_COLOR, SYSTEM_LOOK
 from macaron.translation import model as translation
 
@@ -121,7 +122,7 @@ def inputs(names: list[str]):
 
 def measured(picks: list) -> None:
     """Each translator's test scores where it was trained here (its card's), in the sidebar."""
-    rows = [(name, translation.test_scores(path)) for name, path in picks]
+    rows = [(name, translator_scores(path)) for name, path in picks]
     rows = [(name, s) for name, s in rows if s]
     if rows:
         with st.sidebar:

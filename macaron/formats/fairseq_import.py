@@ -16,7 +16,7 @@ from ..network.model import Model
 from ..translation.model import EncoderDecoder
 from .base import first_line
 from .fairseq import SOURCE, TRANSLATION, convert, convert_translation, read_checkpoint, refuse_unmapped
-from .folder import CheckpointError
+from .folder import CheckpointError, save
 from .moses_bpe import (
     CLS,
     DICTIONARY_SPECIALS,
@@ -112,7 +112,7 @@ def _write(model, out: Path, text: str, record: dict) -> None:
     """The folder, written whole beside `out` and then moved into place."""
     staging = out.parent / f".{out.name}.importing"
     shutil.rmtree(staging, ignore_errors=True)
-    model.save(staging, card=text)
+    save(model, staging, card=text)
     (staging / SOURCE).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     if out.exists():
         shutil.rmtree(out)

@@ -46,8 +46,10 @@ def _split_large(state: dict, limit: int) -> dict:
 
 
 def save(model, path, card: str | None = None, dtype: torch.dtype | None = None) -> Path:
-    """Write the folder. `dtype=torch.float16` halves the weights on disk (loaded back as float32);
-    a tensor that float16 cannot hold (|w| > 65504) stays float32."""
+    """Write `model` (a Model, or a translator's EncoderDecoder) as a folder `macaron.load` opens: its config.json,
+    weights (safetensors), tokenizer.json and a README.md card (`card`, else one that says what it is). `dtype=
+    torch.float16` halves the weights on disk (loaded back as float32); a tensor that float16 cannot hold (|w| >
+    65504) stays float32. `macaron.save(model, folder)`."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     for old in list(path.glob("model*.safetensors")) + [path / INDEX]:
@@ -70,7 +72,13 @@ def _stored(t: torch.Tensor, dtype: torch.dtype | None) -> torch.Tensor:
 
 
 def default_card(model) -> str:
+    """A card for a model of our own: what it is (a translator: each system's card after its own)."""
     c = model.config
+    if getattr(model, "kind", None) == "translator":
+        return (f"# {c.name or 'translation model'}\n\nAn encoder–decoder ({c.source_lang or '?'} → "
+                f"{c.target_lang or '?'}), {model.num_parameters():,} parameters; embeddings "
+                f"{'shared' if c.shared_embeddings else 'separate'}.\n\n"
+                + "\n".join("#" + default_card(m) for m in (model.encoder, model.decoder)))
     rows = "\n".join(f"| `{k}` | `{v}` |" for k, v in c.to_dict().items())
     return (f"# {c.name or 'macaron model'}\n\nScheme `{c.scheme}`, {c.n_layers} layers × {c.d_model}, "
             f"{model.num_parameters():,} parameters. Untrained unless stated below.\n\n"
@@ -105,6 +113,18 @@ def read_facts(folder: Path) -> dict | None:
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
         raise CheckpointError(f"{folder / FACTS}: unreadable training facts ({e})") from None
     return facts if isinstance(facts, dict) else None
+
+
+def translator_scores(folder) -> dict | None:
+    """A translator trained here: its test BLEU and chrF with what they were measured on (its training.json's
+    final scores), or None for any other folder."""
+    try:
+        facts = read_facts(Path(folder)) or {}
+        final = facts.get("final") or {}
+        return {k: final[k] for k in ("bleu", "chrf", "beam", "lenpen", "sentences", "bleu_signature")} \
+            if facts.get("task") == "translation" and "bleu" in final else None
+    except (CheckpointError, OSError, ValueError, KeyError):
+        return None
 
 
 def read_metrics(file: Path) -> list[dict]:

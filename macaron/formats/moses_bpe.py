@@ -41,12 +41,13 @@ from functools import cached_property
 from pathlib import Path
 
 from ..trajectory import MASK_TOKEN
+from ..translation import EOS, PAD, UNK
 
 READER = "fairseq-moses-bpe"  # the value of the "reader" key that opens our tokenizer.json
 # fairseq 0.6's BertDictionary: Dictionary's specials (index 0 kept free "for consistency with Lua"), then <mask>
 # and <cls>; dict.txt's lines follow from id 6
 SPECIALS = ("<Lua heritage>", "<pad>", "</s>", "<unk>", "<mask>", "<cls>")
-PAD, EOS, UNK, MASK, CLS = 1, 2, 3, 4, 5
+MASK, CLS = 4, 5  # BertDictionary's two more, after the Dictionary's (macaron.translation)
 SHOWN = {PAD: "[PAD]", EOS: "[SEP]", UNK: "[UNK]", MASK: MASK_TOKEN, CLS: "[CLS]"}  # as the explorer finds them
 # fairseq 0.6's plain Dictionary (translation): the first four, dict.txt's lines from id 4; </s> shown as itself (it
 # ends a source and starts and ends a target)

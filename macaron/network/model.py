@@ -6,7 +6,6 @@ Shapes: B sentences, T tokens, d = d_model, H heads, V vocabulary.
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -15,9 +14,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import ModelConfig
-from ..interventions import prepare, said
 from ..schemes import CONVECTION, CROSS, DIFFUSION, FULL, Sub, substep_label, substep_times
 from ..trajectory import Step, Trajectory
+from .interventions import prepare, said
 from .operators import ACTIVATION, Edit, KeyValueCache, SourceSystem, norm, operator
 from .positions import Floater, sinusoids
 from .reading import InputError, Reader, Row
@@ -386,10 +385,6 @@ class Model(nn.Module):
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
-
-    def save(self, path, card: str | None = None, dtype: torch.dtype | None = None) -> Path:
-        from ..formats.folder import save
-        return save(self, path, card, dtype)
 
 
 def recorded_trajectories(rows: Sequence[Row], texts: Sequence[str], record: list[Intermediate], final: torch.Tensor,

@@ -39,7 +39,7 @@ from ..formats.folder import FACTS, CheckpointError, read_json, read_metrics
 from ..schemes import SCHEMES, get_scheme
 from ..sources.milestones import PLATEAU_NATS, stages
 from ..sources.shipped import PRETRAINED
-from ..train.evaluate import Scores, bootstrap_difference
+from .paired import Scores, bootstrap_difference
 
 RACE = PRETRAINED / "race"
 BASELINE = "lie-trotter"  # the Transformer

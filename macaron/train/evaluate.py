@@ -24,33 +24,18 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..studies.paired import Scores, bootstrap_difference
 from . import precision
 from .data import IGNORE, Specials
 
 EVAL_SEED = 1234       # the masking seed of the fixed validation set
 SHUFFLE_SEED = 4321
-
-
-@dataclass
-class Scores:
-    """Masked-token scores on one validation set; per-sequence sums allow paired bootstraps."""
-
-    loss: float                 # mean nats per masked token
-    accuracy: float
-    perplexity: float
-    targets: int
-    seq_loss: list[float]       # summed loss per validation sequence
-    seq_targets: list[int]      # masked targets per validation sequence
-
-    def summary(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if not k.startswith("seq_")}
 
 
 def eval_dtype(device: torch.device) -> torch.dtype:
@@ -128,19 +113,6 @@ def replace_context(batches, sp: Specials, seed: int = SHUFFLE_SEED):
     def draw(x, movable, rng):
         x[movable] = torch.from_numpy(rng.integers(sp.first_ordinary, sp.vocab_size, int(movable.sum())))
     return _changed_context(batches, sp, seed, draw)
-
-
-def bootstrap_difference(a: Scores, b: Scores, n: int = 10_000, seed: int = 0) -> dict:
-    """loss(a) − loss(b) per masked token, with a 95 % percentile interval over resampled sequences."""
-    la, lb = np.asarray(a.seq_loss), np.asarray(b.seq_loss)
-    na, nb = np.asarray(a.seq_targets), np.asarray(b.seq_targets)
-    if not np.array_equal(na, nb):
-        raise ValueError("the two models were scored on different validation sets")
-    idx = np.random.default_rng(seed).integers(0, len(la), size=(n, len(la)))
-    diffs = (la[idx].sum(1) - lb[idx].sum(1)) / na[idx].sum(1)
-    lo, hi = np.percentile(diffs, [2.5, 97.5])
-    return {"difference": float((la.sum() - lb.sum()) / na.sum()), "ci95": [float(lo), float(hi)],
-            "resamples": n, "sequences": int(len(la))}
 
 
 def evaluate(encoder, batches, sp: Specials, train_ids: np.ndarray) -> dict:

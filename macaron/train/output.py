@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from ..formats.folder import save
 from . import card as cardlib
 from . import evaluate as ev
 from . import precision
@@ -90,7 +91,7 @@ class Output:
             return
         was = m.encoder.training
         m.encoder.eval()
-        m.encoder.save(folder, card="", dtype=dtype)
+        save(m.encoder, folder, card="", dtype=dtype)
         m.encoder.train(was)
         (folder / "metrics.jsonl").write_text(m.metrics.read_text())
         self.write_card(folder, self.facts(m, scores, dtype))

@@ -262,7 +262,7 @@ def translate_split(model, folder: Path, split: str = "test", beam: int = BEAM, 
     the model's languages); the translations kept."""
     from sacrebleu.metrics import CHRF
 
-    from ..translation.bleu import standard_bleu, translate_all
+    from ..studies.bleu import standard_bleu, translate_all
 
     sources = lines(folder, split, model.config.source_lang)[:limit]
     references = lines(folder, split, model.config.target_lang)[:limit]

@@ -16,6 +16,7 @@ A model translates as its own code does (macaron.translation.search): the paper'
 by fairseq 0.6's SequenceGenerator on one sentence (FairseqBeam), Hugging Face Marian models (macaron.formats.marian)
 by transformers' `generate` (TransformersGenerate, its Generation settings from the model's generation_config.json).
 Both read the decoder one new word a step (NextWord: incremental decoding, as fairseq's and transformers' own).
+search.own_search chooses a model's search from its config; `translate(..., search=...)` runs another.
 """
 from __future__ import annotations
 
@@ -29,27 +30,15 @@ import torch
 from torch import nn
 
 from ..config import ModelConfig
-from ..formats.folder import CheckpointError, default_card, read_facts, save
-from ..formats.moses_bpe import EOS, PAD, UNK, TranslationReading
-from ..interventions import prepare
+from ..network.interventions import prepare
 from ..network.model import Model, is_id_list, recorded_trajectories, store_shared_once
 from ..network.operators import SourceSystem
 from ..network.reading import InputError
 from ..schemes import CROSS
 from ..trajectory import Trajectory
-from .search import (
-    MAX_LEN_A,
-    MAX_LEN_B,
-    NEW_TOKENS,
-    FairseqBeam,
-    Generation,
-    Hypothesis,
-    NextWord,
-    Specials,
-    TransformersGenerate,
-)
+from . import EOS, PAD, UNK
+from .search import Generation, Hypothesis, NextWord, Search, Specials, own_search
 
-BEAM = 5                          # the paper's beam (test-iwslt14.sh)
 SOURCE, TARGET = "source", "target"  # which particle system a Trajectory is (its meta["system"])
 # Sentences to translate, by source language: German's "Bank" is a bench and a bank, English's "bank" a bank and a
 # river's side, Spanish's "banco" a bench and a bank, so the same word must move differently in the decoder
@@ -136,7 +125,9 @@ class EncoderDecoder(nn.Module):
     """Two particle systems: `encoder` (a Model) moves the source's particles, `decoder` (a causal Model with a
     next-word head and cross-attention sub-steps) the target's, pulled by the source's final states."""
 
-    def __init__(self, config: TranslationConfig, tokenizer: TranslationReading | None = None):
+    def __init__(self, config: TranslationConfig, tokenizer=None):
+        # tokenizer: how both languages are read, its .source and .target (formats.moses_bpe's TranslationReading,
+        # JointReading for ours); None: the model reads token ids only
         super().__init__()
         self.config, self.tokenizer = config, tokenizer
         self.encoder = Model(config.encoder, tokenizer.source if tokenizer else None)
@@ -212,25 +203,26 @@ class EncoderDecoder(nn.Module):
 
     @torch.no_grad()
     def translate(self, text_or_source_ids, beam: int | None = None, max_tokens: int | None = None,
-                  lenpen: float | None = None, unkpen: float = 0.0, interventions=None) -> Translation:
+                  lenpen: float | None = None, unkpen: float = 0.0, interventions=None,
+                  search: Search | None = None) -> Translation:
         """Translate one sentence (text, or source ids ending with </s>) by the model's own search (the module's text).
         `beam`: 1 greedy; by default the model's own (fairseq: 5, as the paper tested IWSLT14; its WMT14 scripts: 4;
         Marian: its generation config's num_beams). `lenpen`: by default fairseq's 1, Marian's length_penalty.
         `max_tokens`: the most words before </s> (default fairseq's a·|source| + b, Marian's max_length); at most the
         decoder's positions − 2, so the teacher-forced trace of the translation, which reads its final </s> too, fits
-        them. `unkpen` (fairseq's): subtracted from <unk>'s log-probability. `interventions`: what to change in
-        both systems as they run, the search included (macaron.interventions)."""
-        beam, lenpen = self._settings(beam, lenpen, unkpen)
+        them. `unkpen` (fairseq's): subtracted from <unk>'s log-probability (search.own_search). `search`: another
+        search (a translation.search.Search) instead of the model's own; the settings before it are then not read.
+        `interventions`: what to change in both systems as they run, the search included (macaron.interventions)."""
         row = self.source_row(text_or_source_ids)
+        search = search or own_search(self.config, len(row[0]), beam, max_tokens, lenpen, unkpen)
         source, states = self._trace(self.encoder, row, text_or_source_ids if isinstance(text_or_source_ids, str)
                                      else "", SOURCE, interventions=interventions)
         memory = SourceSystem(states, None)
-        best = self._search(row, memory, beam, max_tokens, lenpen, unkpen,
-                            prepare(self.decoder, interventions, system=TARGET))
+        best = search.run(NextWord(self.decoder, memory, *prepare(self.decoder, interventions, system=TARGET)))[0]
         text = self.tokenizer.target.decode(best.tokens) if self.tokenizer else ""
         target, _ = self._trace(self.decoder, self._target_row(best.tokens), text, TARGET, memory, len(row[0]),
                                 interventions)
-        return Translation(source, target, best.tokens, text, best.score, beam, lenpen)
+        return Translation(source, target, best.tokens, text, best.score, *search.said)
 
     def trace(self, text_or_source_ids, beam: int | None = 1, interventions=None, **options) -> Trajectory:
         """One sentence translated (translate, greedy by default), both systems as one Trajectory on one clock
@@ -239,40 +231,12 @@ class EncoderDecoder(nn.Module):
 
     @torch.no_grad()
     def search(self, text_or_source_ids, beam: int | None = None, max_tokens: int | None = None,
-               lenpen: float | None = None, unkpen: float = 0.0) -> Hypothesis:
+               lenpen: float | None = None, unkpen: float = 0.0, search: Search | None = None) -> Hypothesis:
         """translate's search alone, nothing traced: its best hypothesis (words ending with </s>, score), what a BLEU
         score reads."""
-        beam, lenpen = self._settings(beam, lenpen, unkpen)
         row = self.source_row(text_or_source_ids)
-        return self._search(row, self.encode(row[0]), beam, max_tokens, lenpen, unkpen)
-
-    def _settings(self, beam, lenpen, unkpen) -> tuple[int, float]:
-        """(beam, lenpen) as given, else the model's own; checked."""
-        g = self.config.generation
-        beam = (g.num_beams if g else BEAM) if beam is None else beam
-        lenpen = (g.length_penalty if g else 1.0) if lenpen is None else lenpen
-        if not isinstance(beam, int) or beam < 1:
-            raise InputError(f"beam={beam!r}: give a beam of 1 (greedy) or more")
-        if g and unkpen:
-            raise InputError("unkpen is fairseq's: transformers' generate has no penalty for <unk>")
-        return beam, lenpen
-
-    def _search(self, row, memory: SourceSystem, beam: int, max_tokens, lenpen: float, unkpen: float,
-                altered: tuple = (None, None)) -> Hypothesis:
-        """The best hypothesis of the model's own search for the source `row`, whose final states are `memory`;
-        `altered`: the decoder's (program, edits) (macaron.interventions.prepare)."""
-        c, g = self.config, self.config.generation
-        if max_tokens is None:  # the words before </s> each search allows by default
-            maxlen = int(MAX_LEN_A * len(row[0]) + MAX_LEN_B) if g is None else \
-                (g.max_length or min(NEW_TOKENS + 1, c.decoder.max_len)) - 2
-        else:
-            maxlen = int(max_tokens)
-        maxlen = min(maxlen, c.decoder.max_len - 2)
-        if maxlen < 1:
-            raise InputError(f"max_tokens={max_tokens}: give at least one word")
-        search = FairseqBeam(beam, maxlen, c.decoder.vocab_size, lenpen, unkpen, specials=c.specials) if g is None \
-            else TransformersGenerate(beam, maxlen + 2, g, c.specials, lenpen)  # max_length: the start, maxlen, </s>
-        return search.run(NextWord(self.decoder, memory, *altered))[0]
+        search = search or own_search(self.config, len(row[0]), beam, max_tokens, lenpen, unkpen)
+        return search.run(NextWord(self.decoder, self.encode(row[0])))[0]
 
     @torch.no_grad()
     def trace_target(self, source, target_ids, interventions=None) -> Trajectory:
@@ -296,19 +260,8 @@ class EncoderDecoder(nn.Module):
                                      [source_length] if source_length else None)[0]
         return traj, final
 
-    def save(self, path, card: str | None = None, dtype: torch.dtype | None = None):
-        return save(self, path, card if card is not None else default_card_of(self), dtype)
 
-
-def default_card_of(model: EncoderDecoder) -> str:
-    """A card for a translation model of our own: what it is, then each system's card."""
-    c = model.config
-    return (f"# {c.name or 'translation model'}\n\nAn encoder–decoder ({c.source_lang or '?'} → {c.target_lang or '?'}"
-            f"), {model.num_parameters():,} parameters; embeddings {'shared' if c.shared_embeddings else 'separate'}."
-            f"\n\n" + "\n".join("#" + default_card(m) for m in (model.encoder, model.decoder)))
-
-
-def build(config: TranslationConfig, tokenizer: TranslationReading | None = None) -> EncoderDecoder:
+def build(config: TranslationConfig, tokenizer=None) -> EncoderDecoder:
     """A fresh encoder–decoder in eval mode."""
     return EncoderDecoder(config, tokenizer).eval()
 
@@ -338,18 +291,6 @@ def presets(folder) -> list[str]:
         return [line for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
     except (OSError, UnicodeDecodeError):
         return []
-
-
-def test_scores(folder) -> dict | None:
-    """A translator trained here: its test BLEU and chrF with what they were measured on (its training.json's
-    final scores), or None for any other folder."""
-    try:
-        facts = read_facts(Path(folder)) or {}
-        final = facts.get("final") or {}
-        return {k: final[k] for k in ("bleu", "chrf", "beam", "lenpen", "sentences", "bleu_signature")} \
-            if facts.get("task") == "translation" and "bleu" in final else None
-    except (CheckpointError, OSError, ValueError, KeyError):
-        return None
 
 
 # ---- both systems on one clock ------------------------------------------------------------------------------------

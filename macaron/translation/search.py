@@ -29,10 +29,12 @@ from typing import NamedTuple, Protocol
 import torch
 import torch.nn.functional as F
 
-from ..formats.moses_bpe import EOS, PAD, UNK
 from ..network.model import Model
 from ..network.operators import KeyValueCache, SourceSystem
+from ..network.reading import InputError
+from . import EOS, PAD, UNK
 
+BEAM = 5                          # the paper's beam (test-iwslt14.sh)
 MAX_LEN_A, MAX_LEN_B = 0.0, 200  # generate.py's --max-len-a and --max-len-b: at most a·|source| + b words
 MIN_LEN = 1                       # --min-len: no </s> before the first word
 NEW_TOKENS = 20                   # transformers' max_length when no config sets one: 20 tokens after the start
@@ -125,6 +127,11 @@ class Search(ABC):
     def run(self, decoder: StepDecoder) -> list[Hypothesis]:
         ...
 
+    @property
+    @abstractmethod
+    def said(self) -> tuple[int, float]:
+        """(its beam, the length penalty its scores are divided by), as a Translation records them."""
+
     @staticmethod
     def read(decoder: StepDecoder, prefixes: torch.Tensor, parents: torch.Tensor | None) -> torch.Tensor:
         """The log-probabilities [n, V] (float, on the CPU) of the word after each of `prefixes` [n, t]: the first
@@ -146,6 +153,10 @@ class FairseqBeam(Search):
     unkpen: float = 0.0
     min_len: int = MIN_LEN
     specials: Specials = Specials()
+
+    @property
+    def said(self) -> tuple[int, float]:
+        return self.beam, self.lenpen
 
     def run(self, decoder: StepDecoder) -> list[Hypothesis]:
         start, eos, pad, unk = self.specials
@@ -201,6 +212,10 @@ class TransformersGenerate(Search):
     generation: Generation
     specials: Specials = Specials()
     lenpen: float | None = None
+
+    @property
+    def said(self) -> tuple[int, float]:
+        return self.beam, self.generation.length_penalty if self.lenpen is None else self.lenpen
 
     def run(self, decoder: StepDecoder) -> list[Hypothesis]:
         return self._greedy(decoder) if self.beam == 1 else self._beams(decoder)
@@ -286,3 +301,29 @@ class TransformersGenerate(Search):
                 break
         return [Hypothesis(t, float(s), _positional(sm)) for t, s, sm, f in
                 zip(finished, finished_scores, finished_sums, is_finished) if f]
+
+
+def own_search(config, source_length: int, beam: int | None = None, max_tokens: int | None = None,
+               lenpen: float | None = None, unkpen: float = 0.0) -> Search:
+    """The search a translator (its TranslationConfig) runs unless given another: fairseq 0.6's beam for ours and the
+    paper's models, transformers' generate where the model's files set a Generation (Marian); each setting as given,
+    else the model's own (fairseq: beam 5, lenpen 1, at most a·|source| + b words; Marian: its generation config),
+    and at most the decoder's positions − 2 words, so that the trace of the translation and its </s> fits them."""
+    g, vocab, positions = config.generation, config.decoder.vocab_size, config.decoder.max_len
+    beam = (g.num_beams if g else BEAM) if beam is None else beam
+    lenpen = (g.length_penalty if g else 1.0) if lenpen is None else lenpen
+    if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
+        raise InputError(f"beam={beam!r}: give a beam of 1 (greedy) or more")
+    if g and unkpen:
+        raise InputError("unkpen is fairseq's: transformers' generate has no penalty for <unk>")
+    if max_tokens is None:  # the words before </s> each search allows by default
+        maxlen = int(MAX_LEN_A * source_length + MAX_LEN_B) if g is None else \
+            (g.max_length or min(NEW_TOKENS + 1, positions)) - 2
+    else:
+        maxlen = int(max_tokens)
+    maxlen = min(maxlen, positions - 2)
+    if maxlen < 1:
+        raise InputError(f"max_tokens={max_tokens}: give at least one word")
+    if g is None:
+        return FairseqBeam(beam, maxlen, vocab, lenpen, unkpen, specials=config.specials)
+    return TransformersGenerate(beam, maxlen + 2, g, config.specials, lenpen)  # max_length: the start, maxlen, </s>
