@@ -10,7 +10,7 @@ trainer takes on this CPU, AdamW and clipping as bench_train.py steps them. Two 
 all:
 
     in turn   one model's step after the other's, each on both threads (what the trainer does elsewhere)
-    at once   both steps at the same time on the trainer's pool (pretrain.thread_per_model): a thread each
+    at once   both steps at the same time on the trainer's pool (trainer.thread_per_model): a thread each
 
 Rounds alternate the layouts (and which goes first); medians of the pair's step time. Tokens/s each = the batch's
 tokens ÷ the pair's step time, as the trainer's log counts them. Rows go to RESULTS.md, section "A pair's steps: in
@@ -36,7 +36,7 @@ from macaron.network.operators import ATTENTION  # noqa: E402
 from macaron.train import precision  # noqa: E402
 from macaron.train.card import hardware  # noqa: E402
 from macaron.train.objective import MaskedLM  # noqa: E402
-from macaron.train.pretrain import thread_per_model, threads  # noqa: E402
+from macaron.train.trainer import thread_per_model, threads  # noqa: E402
 from results import RESULTS, old_rows, write_table  # noqa: E402
 
 TITLE = "A pair's steps: in turn or at once"

@@ -7,7 +7,6 @@ import json
 import shutil
 import time
 
-from . import evaluate as ev
 from . import resume
 from .resume import TrainError
 from .start import now_utc
@@ -36,8 +35,8 @@ def fit(run):
         run.train_step(s)
     dist.synchronize()
     per_step = (time.time() - t) / n
-    per_eval = 2 * min(seconds(dist, lambda: [ev.score(m.encoder, run.held_out[dist.rank::dist.world])
-                                           for m in run.members]) for _ in range(2))  # plain and shuffled
+    later = run.place.step + 1  # an evaluation as during training (the translators' dev BLEU skips step 0)
+    per_eval = min(seconds(dist, lambda: [run.task.evaluate(m, later) for m in run.members]) for _ in range(2))
     per_ckpt = seconds(dist, lambda: resume.save(a.run_dir / "probe", dist, run.members, run.state_doc()))
     if dist.main:
         shutil.rmtree(a.run_dir / "probe", ignore_errors=True)
@@ -53,7 +52,7 @@ def fit(run):
     for m, w in zip(run.members, saved):
         m.restore(w, a, steps)
     resume.save(a.run_dir, dist, run.members, run.state_doc())  # a kill from here on resumes this budget
-    tokens = run.order.tokens_for_steps(steps, run.train_data.lengths)
+    tokens = run.budget_tokens
     budget = {"seconds_per_step": per_step, "seconds_per_eval": per_eval, "seconds_per_checkpoint": per_ckpt,
               "steps": steps, "tokens": tokens, "fit_minutes": a.fit_minutes, "models": list(run.configs),
               "device": str(dist.device), "date": now_utc()}

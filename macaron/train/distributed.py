@@ -1,6 +1,7 @@
 """The processes of a run: one, or several under torchrun (DDP: nccl on CUDA, gloo on the CPU)."""
 from __future__ import annotations
 
+import datetime as dt
 import os
 
 import torch
@@ -27,6 +28,11 @@ class Dist:
     @property
     def main(self) -> bool:
         return self.rank == 0
+
+    def log(self, msg: str):
+        """A line of the run's log with the time, printed by the main process only."""
+        if self.main:
+            print(f"[{dt.datetime.now():%H:%M:%S}] {msg}", flush=True)
 
     def barrier(self):
         if self.world > 1:

@@ -1,8 +1,10 @@
-"""The objective of pre-training: masked-language modelling with an optional move penalty (MaskedLM),
-AdamW without decay on norms, biases and embeddings (optimizer_for), and the learning-rate schedule
-(Schedule: warm-up, then linear or cosine decay, in phases when a run goes on past its budget).
+"""The criteria, each the loss of one task (task.py), holding the network it trains: masked-language modelling with an
+optional move penalty (MaskedLM, the masked LM's) and label-smoothed cross-entropy on the next target word
+(LabelSmoothedNMT, the translators'); AdamW without decay on norms, biases and embeddings (optimizer_for), and the
+learning-rate schedule (Schedule: warm-up, then linear, cosine or inverse square root decay, in phases when a run goes
+on past its budget).
 
-macaron.train.pretrain trains with them; benchmarks/bench_train.py and tools/diagnose_plateau.py use them too.
+The trainer (trainer.py) trains with them; benchmarks/bench_train.py and tools/diagnose_plateau.py use them too.
 """
 from __future__ import annotations
 

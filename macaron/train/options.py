@@ -1,9 +1,12 @@
-"""The command line of pre-training (python -m macaron.train.pretrain): its arguments, and the named models
-(a recipe and a size, "<recipe>-<size>") turned into configs."""
+"""The trainers' command lines: the options every task shares (the trainer's: optimisation, budget, evaluation and
+checkpoints, the run), each task's own group (the masked LM's here, `masked_lm`; the translators' in
+macaron.train.translate), and the masked LM's named models (a recipe and a size, "<recipe>-<size>") turned into
+configs."""
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ..config import ModelConfig
@@ -14,6 +17,7 @@ from .resume import TrainError
 
 # the first line of macaron.train.pretrain's docstring
 DESCRIPTION = "Masked-language-model pre-training of one model, or of several in lockstep."
+PROG = "python -m macaron.train.pretrain"
 ROOT = Path(__file__).resolve().parents[2]
 
 # Named models: a recipe (the fields that differ from a Transformer) and a size, "<recipe>-<size>".
@@ -37,10 +41,8 @@ SIZE_NAMES = ("mini", "small", "base", "ode")
 
 
 # ---- arguments ----------------------------------------------------------------------
-def parser(prog: str = "python -m macaron.train.pretrain", description: str = DESCRIPTION) -> argparse.ArgumentParser:
-    """The trainer's options; macaron.train.translate adds the translators' own to the same parser."""
-    p = argparse.ArgumentParser(prog=prog, description=description,
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+def masked_lm(p: argparse.ArgumentParser):
+    """The masked LM's own options: its models, data, masking, batches and held-out set."""
     g = p.add_argument_group("model(s)")
     g.add_argument("--models", default=None,
                    help=f"comma list of <recipe>-<size> names trained in lockstep; recipes {sorted(RECIPES)}")
@@ -49,14 +51,7 @@ def parser(prog: str = "python -m macaron.train.pretrain", description: str = DE
     g.add_argument("--attention", default="dot")
     g.add_argument("--position", default="learned")
     g.add_argument("--norm", default="pre", choices=["pre", "post"])
-    # Off by default: a model that sees most sequences about once has nothing to regularise, and dropout
-    # slows budget pre-training (Geiping & Goldstein 2022, "Cramming", drop it for that reason)
-    g.add_argument("--dropout", type=float, default=0.0)
     g.add_argument("--max-len", type=int, default=None, help="position table size (default: --seq-len)")
-    g.add_argument("--d-model", type=int, help="override the width (of every model)")
-    g.add_argument("--layers", type=int, help="override the depth")
-    g.add_argument("--heads", type=int, help="override the number of heads")
-    g.add_argument("--ffn", type=int, help="override the FFN budget per layer")
     g.add_argument("--name", default=None, help="name of the one model (default <scheme>-<size>)")
     g.add_argument("--shared", action="store_true", help="one set of layer weights at every depth (depth as time)")
     g.add_argument("--step", type=float, default=None, help="the layers' time step h (default 1; T = layers × h)")
@@ -76,11 +71,44 @@ def parser(prog: str = "python -m macaron.train.pretrain", description: str = DE
                    help="every target becomes [MASK] (default: BERT's 80 %% [MASK], 10 %% random, 10 %% unchanged)")
     g.add_argument("--no-cross-documents", dest="cross_documents", action="store_false",
                    help="start a new sequence at every document instead of packing documents with [SEP]")
-    g = p.add_argument_group("optimisation")
+    g = p.add_argument_group("batches")
     g.add_argument("--batch", type=int, default=32, help="sequences per optimizer step (all ranks together)")
     g.add_argument("--accum", type=int, default=1, help="gradient accumulation micro-steps per optimizer step")
+    g.add_argument("--compile", action="store_true", help="torch.compile every encoder (sequences padded to "
+                                                          "--seq-len, so one graph serves every batch)")
+    g = p.add_argument_group("held-out set")
+    g.add_argument("--eval-seqs", type=int, default=512, help="size of the fixed validation set (sequences)")
+    g.add_argument("--eval-batch", type=int, default=64)
+    g.add_argument("--eval-seed", type=int, default=ev.EVAL_SEED, help="masking seed of the validation set")
+
+
+def check_masked_lm(args: argparse.Namespace, p: argparse.ArgumentParser):
+    """The masked LM's options checked, and what follows from them: the models' names, the position table."""
+    args.names = [n.strip() for n in args.models.split(",") if n.strip()] if args.models else \
+        [args.name or f"{args.scheme}-{args.size}"]
+    args.max_len = args.max_len or args.seq_len
+    if not 0 < args.mask_rate < 1:
+        p.error(f"--mask-rate {args.mask_rate}: give a share between 0 and 1")
+
+
+def parser(prog: str = PROG, description: str = DESCRIPTION, own: Callable = masked_lm,
+           **defaults) -> argparse.ArgumentParser:
+    """A task's command line: its own options (`own(p)`: the masked LM's by default), then the trainer's, which
+    every task shares, with the task's `defaults` for them."""
+    p = argparse.ArgumentParser(prog=prog, description=description,
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    own(p)
+    g = p.add_argument_group("model size (every model of the run)")
+    g.add_argument("--d-model", type=int, help="override the width")
+    g.add_argument("--layers", type=int, help="override the depth")
+    g.add_argument("--heads", type=int, help="override the number of heads")
+    g.add_argument("--ffn", type=int, help="override the FFN budget per layer")
+    # Off by default: a model that sees most sequences about once has nothing to regularise, and dropout
+    # slows budget pre-training (Geiping & Goldstein 2022, "Cramming", drop it for that reason)
+    g.add_argument("--dropout", type=float, default=0.0)
+    g = p.add_argument_group("optimisation")
     g.add_argument("--lr", type=float, default=5e-4)
-    g.add_argument("--warmup", type=int, default=None, help="warm-up steps (default 6%% of the steps)")
+    g.add_argument("--warmup", type=int, default=None, help="warm-up steps (none given: 6%% of the steps)")
     g.add_argument("--schedule", default="linear", choices=["linear", "cosine", "inverse-sqrt"])
     g.add_argument("--weight-decay", type=float, default=0.01)
     g.add_argument("--betas", type=float, nargs=2, default=(0.9, 0.98))
@@ -88,16 +116,14 @@ def parser(prog: str = "python -m macaron.train.pretrain", description: str = DE
     g.add_argument("--clip", type=float, default=1.0, help="gradient norm clip (0: off)")
     g.add_argument("--seed", type=int, default=0)
     g = p.add_argument_group("budget (the first reached ends the run)")
-    g.add_argument("--tokens", type=float, help="real (non-padding) tokens to train on")
+    g.add_argument("--tokens", type=float, help="tokens to train on, as the task counts them (the masked LM: real, "
+                                                "non-padding tokens; the translators: target tokens)")
     g.add_argument("--steps", type=int, help="optimizer steps")
     g.add_argument("--fit-minutes", type=float, help="probe the throughput, then train as long as fits this "
                                                      "wall-clock limit (from the start of the command)")
     g.add_argument("--probe-steps", type=int, default=None, help="timed probe steps (default 20 on CUDA, 3 on CPU)")
     g = p.add_argument_group("evaluation, logging, checkpoints")
     g.add_argument("--eval-every", type=int, default=100, help="steps between held-out evaluations")
-    g.add_argument("--eval-seqs", type=int, default=512, help="size of the fixed validation set (sequences)")
-    g.add_argument("--eval-batch", type=int, default=64)
-    g.add_argument("--eval-seed", type=int, default=ev.EVAL_SEED, help="masking seed of the validation set")
     g.add_argument("--log-every", type=int, default=10)
     g.add_argument("--checkpoint-every", type=int, default=500, help="steps between resumable checkpoints")
     g.add_argument("--checkpoint-minutes", type=float, default=10.0, help="also checkpoint this often")
@@ -124,32 +150,30 @@ def parser(prog: str = "python -m macaron.train.pretrain", description: str = DE
     g.add_argument("--keep-every", type=int, default=None,
                    help="keep the weights (float16) every this many steps in <run-dir>/<name>/milestones/, "
                         "each a loadable model folder; a multiple of --eval-every, so each has its figures")
-    g.add_argument("--compile", action="store_true", help="torch.compile every encoder (sequences padded to "
-                                                          "--seq-len, so one graph serves every batch)")
     g.add_argument("--device", default=None, help="cpu | cuda (default: cuda when present)")
     g.add_argument("--stop-after", type=int, default=None, metavar="STEP",
                    help="train until STEP, save a checkpoint and exit; continue later with --resume (a long run "
                         "split over sessions). At or past the budget: the run ends as usual")
+    p.set_defaults(**defaults)
     return p
 
 
-def parse_args(argv=None, p: argparse.ArgumentParser | None = None) -> argparse.Namespace:
+def parse_args(argv=None, p: argparse.ArgumentParser | None = None, check: Callable = check_masked_lm
+               ) -> argparse.Namespace:
+    """The command line of a task (`p`, checked by `check(args, p)`, which sets args.names; by default the masked
+    LM's), and the trainer's options checked."""
     p = p or parser()
     args = p.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     args.module = p.prog.split()[-1]  # the trainer --detach starts again, and the card's command names
     if not (args.tokens or args.steps or args.fit_minutes):
         p.error("give a budget: --tokens, --steps or --fit-minutes")
-    args.names = [n.strip() for n in args.models.split(",") if n.strip()] if args.models else \
-        [args.name or f"{args.scheme}-{args.size}"]
+    check(args, p)
     if len(set(args.names)) != len(args.names):
         p.error(f"--models names a model twice: {args.names}")
-    args.max_len = args.max_len or args.seq_len
     args.out = Path(args.out)
     args.run_dir = Path(args.run_dir) if args.run_dir else ROOT / "runs" / args.names[0]
     args.tokens = int(args.tokens) if args.tokens else None
-    if not 0 < args.mask_rate < 1:
-        p.error(f"--mask-rate {args.mask_rate}: give a share between 0 and 1")
     if args.new_phase and not (args.resume or args.warm_start) or args.new_phase and args.fit_minutes:
         p.error("--new-phase continues a run: give --resume or --warm-start, and --tokens or --steps")
     if args.warm_start and args.resume:

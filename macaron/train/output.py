@@ -1,11 +1,11 @@
 """What a run leaves behind, besides its checkpoint: a row per logged span and per evaluation in each model's
 metrics.jsonl, the milestones, the model folders (weights, curve, training.json and the card) and done.json.
 
-Output reads the run (pretrain.Run: its arguments, data, held-out sets, models and place) and writes files only."""
+Output reads the run (trainer.Run: its arguments, task, models and place) and writes files only; what an evaluation
+measures, the final scores, the task's facts and its card are the task's (task.py)."""
 from __future__ import annotations
 
 import json
-import math
 import shlex
 import time
 from pathlib import Path
@@ -14,7 +14,6 @@ import torch
 
 from ..formats.folder import save
 from . import card as cardlib
-from . import evaluate as ev
 from . import precision
 from .start import now_utc
 
@@ -28,26 +27,19 @@ class Output:
     """The run's record: its curves, milestones, model folders and the facts their cards are written from."""
 
     def __init__(self, run):
-        self.run, self.args, self.dist, self.place = run, run.args, run.dist, run.place
+        self.run, self.args, self.dist, self.place, self.task = run, run.args, run.dist, run.place, run.task
 
     def evaluate(self, m) -> dict:
-        """Held-out loss, accuracy and context effect (the loss with each context's word order shuffled, minus
-        the loss) of one model now, logged as an "eval" row of its curve."""
-        run, d, p = self.run, self.dist, self.place
-        s = ev.score(m.encoder, run.held_out[d.rank::d.world])
-        shuffled = ev.score(m.encoder, run.shuffled[d.rank::d.world])
-        loss, correct, count, loss_shuffled = d.sum([sum(s.seq_loss), s.accuracy * s.targets, s.targets,
-                                                     sum(shuffled.seq_loss)])
-        mean = loss / max(count, 1)
-        result = {"loss": mean, "accuracy": correct / max(count, 1), "perplexity": math.exp(min(mean, 50.0)),
-                  "targets": int(count), "context_effect": (loss_shuffled - loss) / max(count, 1)}
+        """The task's held-out scores of one model now, logged as an "eval" row of its curve."""
+        p = self.place
+        result = self.task.evaluate(m, p.step)
         m.last_eval = dict(result, step=p.step)
-        if d.main:
+        self.task.evaluated(self, m, result)
+        if self.dist.main:
             append_jsonl(m.metrics, {"type": "eval", "step": p.step, "tokens": p.tokens,
                                      "elapsed": round(p.clock(), 2), **result})
-        run.log(f"{m.name} eval step {p.step:,} tokens {p.tokens:,}: loss {result['loss']:.4f} "
-                f"acc {result['accuracy']:.4f} ppl {result['perplexity']:.1f} "
-                f"context effect {result['context_effect']:+.3f} nats")
+        self.run.log(f"{m.name} {self.task.held_out_name} step {p.step:,} tokens {p.tokens:,}: "
+                     f"{self.task.said(m, result)}")
         return result
 
     def log_train(self, n_steps: int, n_tokens: int, seconds: float):
@@ -68,15 +60,16 @@ class Output:
     def milestone(self, m):
         """A milestone: the weights now (float16) as a model folder with its card, figures and curve so far."""
         folder = self.args.run_dir / m.name / "milestones" / f"step-{self.place.step:06d}"
-        self.write_model(m, folder, {**m.last_eval, "unigram_loss": self.run.unigram}, torch.float16)
+        self.write_model(m, folder, {**m.last_eval, **self.task.baseline}, torch.float16)
 
     def model(self, m):
-        """The finished model's folder, with the full held-out evaluation (per sequence, for bootstraps)."""
-        run, p = self.run, self.place
-        scores = ev.evaluate(m.encoder, run.held_out, run.sp, run.data.train.ids)
-        self.write_model(m, m.out, scores, torch.float16 if self.args.save_dtype == "float16" else None)
-        run.log(f"saved {m.out} ({p.tokens:,} tokens, {p.step:,} steps, held-out loss {scores['loss']:.4f}, "
-                f"accuracy {scores['accuracy']:.4f}, context effect {scores['context_effect']:+.3f} nats)")
+        """The finished model's folder, with the task's final scores."""
+        self.task.model(self, m)
+
+    @property
+    def save_dtype(self) -> torch.dtype | None:
+        """The finished models' weights on disk (--save-dtype; None: as trained)."""
+        return torch.float16 if self.args.save_dtype == "float16" else None
 
     def done(self):
         run, p = self.run, self.place
@@ -89,36 +82,30 @@ class Output:
         torchrun every process holds the same weights, and one writes them)."""
         if not self.dist.main:
             return
-        was = m.encoder.training
-        m.encoder.eval()
-        save(m.encoder, folder, card="", dtype=dtype)
-        m.encoder.train(was)
+        was = m.network.training
+        m.network.eval()
+        save(m.network, folder, card="", dtype=dtype)
+        m.network.train(was)
         (folder / "metrics.jsonl").write_text(m.metrics.read_text())
-        self.write_card(folder, self.facts(m, scores, dtype))
-
-    def write_card(self, folder: Path, facts: dict):
-        cardlib.write(folder, facts)
+        self.task.write_card(folder, self.facts(m, scores, dtype))
 
     def facts(self, m, scores: dict, dtype: torch.dtype | None) -> dict:
-        """training.json: everything the card says of the model and the run that trained it."""
-        run, a, p, wall = self.run, self.args, self.place, self.place.clock()
+        """training.json: everything the card says of the model and the run that trained it, the trainer's here and
+        the task's (Task.facts)."""
+        run, a, p, t, wall = self.run, self.args, self.place, self.task, self.place.clock()
         first = p.phases[0] if p.phases else {"lr": m.sched.base_lrs[0], "warmup": m.schedule.warmup}
-        return {"config": m.config.to_dict(), "parameters": m.encoder.num_parameters(), "tokens": p.tokens,
-                "steps": p.step, "budget_steps": p.total_steps, "budget_tokens": run.budget_tokens,
-                "batch": a.batch, "seq_len": a.seq_len, "lr": first["lr"], "warmup": first["warmup"],
-                "schedule": a.schedule, "weight_decay": a.weight_decay, "dropout": a.dropout, "seed": a.seed,
-                "accum": a.accum, "world_size": self.dist.world, "threads": torch.get_num_threads(),
-                "at_once": run.pool is not None,
+        return {"task": t.kind, "config": m.config.to_dict(), "parameters": m.network.num_parameters(),
+                "tokens": p.tokens, "steps": p.step, "budget_steps": p.total_steps, "budget_tokens": run.budget_tokens,
+                "lr": first["lr"], "warmup": first["warmup"], "schedule": a.schedule, "weight_decay": a.weight_decay,
+                "dropout": a.dropout, "seed": a.seed, "world_size": self.dist.world,
+                "threads": torch.get_num_threads(), "at_once": run.pool is not None,
                 "final": scores, "wall_seconds": wall, "total_seconds": time.time() - run.t_start,
                 "hardware": cardlib.hardware(self.dist.device), "date": now_utc(),
-                "command": command_line(self.dist, a.argv, a.module), "stats": run.data.stats,
-                "trained_with": [x.name for x in run.members], "epochs": run.order.epoch(p.step),
-                "eval_seqs": sum(len(b[0]) for b in run.held_out), "train_sequences": len(run.train_data),
-                "train_tokens": int(run.data.train.n_tokens), "tokens_per_s": p.tokens / max(wall, 1e-9),
-                "save_dtype": "float16" if dtype == torch.float16 else "float32", "compiled": bool(a.compile),
-                "precision": precision.name(run.dtype), "mask_rate": a.mask_rate, "mask_only": a.mask_only,
-                "init_sha256": m.init_sha256, **p.history(),
-                "move_penalty": a.move_penalty}  # the λ it ends with (penalties: each λ from its step)
+                "command": command_line(self.dist, a.argv, a.module), "stats": t.data.stats,
+                "trained_with": [x.name for x in run.members], "epochs": t.order.epoch(p.step),
+                "train_tokens": int(t.data.train.n_tokens), "tokens_per_s": p.tokens / max(wall, 1e-9),
+                "save_dtype": "float16" if dtype == torch.float16 else "float32",
+                "precision": precision.name(run.dtype), "init_sha256": m.init_sha256, **p.history(), **t.facts(m)}
 
 
 def command_line(dist, argv: list[str], module: str = "macaron.train.pretrain") -> str:

@@ -5,150 +5,35 @@
         --batch 16 --mask-rate 0.3 --tokens 40e6 --keep-every 250 --run-dir ~/.cache/macaron/runs/mini --detach
     torchrun --nproc_per_node 2 -m macaron.train.pretrain ...      (DDP: nccl on CUDA, gloo on CPU)
 
-The data order (a seeded permutation of packed sequences) and the masks (seeded by step) do not
-depend on the model. Models named together in `--models` train in lockstep: every model takes its
-optimizer step on the same batch with the same masks before the next batch is drawn, so they see
-the same batches, in the same order, and the same number of tokens. On a CPU with AMX they take those steps at
-the same time, a thread each, where that changes no model's step (`at_once`); elsewhere in turn.
-
-Budgets: `--tokens`, `--steps`, or `--fit-minutes M`: a throughput probe (a few real steps of every
-model, then weights and optimizers restored) measures the seconds per lockstep step, an evaluation
-and a checkpoint, and sets the number of steps so that the whole run ends within M minutes of its
-start. The budget is stored in the checkpoint, so a resumed run ends where the first would have.
-
-A run writes to its run folder: `<name>/metrics.jsonl` per model, one resumable `checkpoint/`
-(safetensors + JSON, nothing pickled), `budget.json`, and `done.json` at the end; each model's
-folder goes to `<out>/<name>` with a model card, `training.json` and the training curve, and with
-`--keep-every` so does every milestone, to `<run-dir>/<name>/milestones/step-<N>`. Where the run folder
-is gone (a new machine), `--warm-start DIR` continues from weights published to DIR/<name>
-(`python -m macaron.train.publish`) at their recorded step. A run that fell short goes on in a second
-phase: `--resume --new-phase --tokens N --lr PEAK` warms up again (`--rewarm` steps) to PEAK and decays to
-the new budget, which the checkpoint keeps from then on. Precision: bf16 autocast where the CPU or
-GPU does bf16 natively, float32 elsewhere (`precision.py`). `--stop-after STEP` ends a run at STEP with its
-checkpoint, for `--resume` to continue (a long run over several sessions). Under DDP the processes' copies
-of each model are compared (SHA-256) before every checkpoint: only rank 0 saves, so a drift would go unseen.
-`--detach` starts the same command under `setsid nohup`, logging to `<run-dir>/train.log`, and waits until
-that trainer has passed its checks (data, checkpoint, budget, phase: it writes `<run-dir>/train.ready`), has exited
-(its refusal is printed and the exit code is not 0) or DETACH_WAIT seconds have gone by; later errors show in
-`python -m macaron.train.watch <run-dir>`, which follows it.
-
-Beside this file: the objective (MaskedLM, optimizer_for, Schedule) in `objective.py`, the command line in
-`options.py`, the processes in `distributed.py`, checkpoints and warm starts in `resume.py`, where a run stands
-and where it begins (Place, the checkpoint it opens, Start) in `start.py`, the --fit-minutes probe in `budget.py`,
-what it writes (curves, milestones, model folders and their facts) in `output.py`. Here: one model of the run
-(Member), the threads that step models at once, then the run (Run) step by step: prepare, open, build, start,
-fit_budget, loop, finish.
+The masked LM's task (MaskedLMTask) with the one trainer (trainer.py: lockstep, budgets, checkpoints, resume,
+warm starts and phases, precision, milestones, cards, torchrun, --detach). The data order (a seeded permutation of
+packed sequences) and the masks (seeded by step) do not depend on the model, so models named together in `--models`
+see the same batches with the same masks. Under torchrun each process takes its share of every batch
+(`--batch` counts all processes together). The loss is objective.MaskedLM's; each evaluation scores the fixed
+held-out set and its context effect (evaluate.py), and the finished model's card (card.py) the full evaluation.
 """
 from __future__ import annotations
 
 import collections
-import contextlib
-import datetime as dt
 import hashlib
 import json
-import os
-import shutil
-import subprocess
+import math
 import sys
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import torch
 from torch import nn
 
-from ..config import ModelConfig
 from ..network.model import build
-from ..network.operators import ATTENTION, use_attention
-from ..sources.milestones import param_checksum
-from . import budget, precision, resume
 from . import card as cardlib
 from . import evaluate as ev
-from .data import DataError, Order, Packed, generator_for, held_out_batches, mask_tokens, padded, specials
-from .distributed import Dist
-from .objective import MaskedLM, Schedule, optimizer_for
+from . import trainer
+from .data import Order, Packed, generator_for, held_out_batches, mask_tokens, padded, specials
+from .objective import MaskedLM
 from .options import model_configs, parse_args
-from .output import Output
 from .pack import open_data
 from .resume import TrainError
-from .start import Place, Start, open_checkpoint
-from .watch import trainer_pid
-
-
-# ---- one model of the run -----------------------------------------------------------
-class Member:
-    """A model being trained: encoder, optimizer, schedule and its files."""
-
-    def __init__(self, name: str, config: ModelConfig, tok, args, dist: Dist, total_steps: int | None,
-                 dtype: torch.dtype = torch.float32, attention: str = "sdpa"):
-        self.name, self.config, self.dist, self.dtype = name, config, dist, dtype
-        torch.manual_seed(args.seed)  # the same initial weights for every rank (and every run of this seed)
-        self.encoder = self.network(config, tok).to(dist.device).train()
-        self.init_sha256 = param_checksum(self.encoder)  # the random start is rebuilt from the seed, not stored
-        use_attention(self.encoder, attention)
-        if args.compile:  # in place: forward is compiled, the head (another method) stays eager. On the CPU
-            # only Dynamo's graph capture runs (backend "eager"): the dry run checks the capture in seconds,
-            # where Inductor's C++ build would take minutes
-            self.encoder.compile(backend="inductor" if dist.device.type == "cuda" else "eager")
-        self.mlm = self.objective(args).train()
-        self.net: nn.Module = self.mlm
-        if dist.world > 1:
-            ids = [dist.device] if dist.device.type == "cuda" else None
-            self.net = nn.parallel.DistributedDataParallel(self.mlm, device_ids=ids)
-        self.schedule = Schedule(args.schedule, args.warmup, total_steps)
-        self.new_optimizer(args)
-        self.metrics = args.run_dir / name / "metrics.jsonl"
-        self.out = args.out / name
-        self.last_eval: dict | None = None
-        self.loss_sum = torch.zeros((), device=dist.device)  # summed on the device: no sync per step
-
-    def network(self, config, tok) -> nn.Module:
-        """The network trained (an encoder with its masked-word head; macaron.train.translate: an encoder–decoder)."""
-        return build(config, tok)
-
-    def objective(self, args) -> nn.Module:
-        """The loss of a batch: its forward takes a micro-batch's tensors."""
-        return MaskedLM(self.encoder, args.move_penalty)
-
-    def step(self, micro_batches, clip: float):
-        """One optimizer step on the micro-batches of this rank, each the tuple of tensors the objective reads
-        ((inputs, attention_mask, labels) for the masked LM)."""
-        n = len(micro_batches)
-        for m, batch in enumerate(micro_batches):
-            last = m == n - 1
-            sync = contextlib.nullcontext() if (self.dist.world == 1 or last) else self.net.no_sync()
-            with sync:
-                with precision.autocast(self.dist.device, self.dtype):
-                    loss = self.net(*batch)
-                (loss / n).backward()
-            self.loss_sum += loss.detach() / n
-        if clip:
-            nn.utils.clip_grad_norm_(self.mlm.parameters(), clip)
-        self.opt.step()
-        self.sched.step()
-        self.opt.zero_grad(set_to_none=True)
-
-    def start_at(self, step: int, rewarm: tuple[int, int] | None):
-        """The schedule at `step` (its own clock), ramping up again where a fresh optimizer took over."""
-        self.schedule.rewarm = rewarm
-        self.sched.last_epoch = step
-        for group, base in zip(self.opt.param_groups, self.sched.base_lrs):
-            group["lr"] = base * self.schedule(step)
-
-    def snapshot(self) -> dict:
-        return {k: v.detach().clone() for k, v in self.encoder.state_dict().items()}
-
-    def new_optimizer(self, args):
-        self.opt = optimizer_for(self.mlm, args, self.dist.device)
-        self.sched = torch.optim.lr_scheduler.LambdaLR(self.opt, self.schedule)
-
-    def restore(self, weights: dict, args, total_steps: int):
-        """Back to `weights` with a fresh optimizer and the budget's schedule: the probe leaves no trace."""
-        self.encoder.load_state_dict(weights)
-        self.schedule.total = total_steps
-        self.new_optimizer(args)
-        self.loss_sum.zero_()
+from .task import Task
 
 
 def reuses_weights(encoder: nn.Module) -> bool:
@@ -166,99 +51,38 @@ def reuses_weights(encoder: nn.Module) -> bool:
     return max(calls.values(), default=0) > 1
 
 
-def dropout(network: nn.Module) -> bool:
-    """Whether any dropout of the network draws random numbers."""
-    return any(isinstance(mod, nn.Dropout) and mod.p > 0 for mod in network.modules())
+class MaskedLMTask(Task):
+    """BERT's masked-word objective on packed sequences of a corpus: a packed folder (macaron.train.pack) or a text
+    corpus and its tokenizer; batches of --batch sequences of --seq-len tokens, a share --mask-rate of them chosen as
+    targets; a fixed held-out set of --eval-seqs sequences masked once."""
 
+    kind = "mlm"
+    published = ("seed", "batch", "seq_len", "accum", "mask_rate", "mask_only")
 
-def one_thread():
-    """A pool worker's intra-op threads: one. A thread copies the process-wide count at its first op; asking for the
-    count is that op, so the worker keeps one whatever the main thread sets later."""
-    torch.set_num_threads(1)
-    torch.get_num_threads()
-
-
-def thread_per_model(k: int) -> ThreadPoolExecutor:
-    """k worker threads of one intra-op thread each, all started before the first step."""
-    pool = ThreadPoolExecutor(k, thread_name_prefix="model", initializer=one_thread)
-    with threads(1):  # restored after: the workers' setting is process-wide too
-        started = threading.Barrier(k, timeout=60)
-        list(pool.map(lambda _: started.wait(), range(k)))  # every worker holds its one thread before a step
-    return pool
-
-
-def at_once(members: list[Member], args, dist: Dist) -> ThreadPoolExecutor | None:
-    """A worker thread per model, so that the models take their steps at the same time on one intra-op thread
-    each, where this CPU kind trains faster so (precision.models_at_once). Only with a thread per model, in one
-    process (DDP's collectives would interleave), eager (Dynamo's capture is not thread-safe), without dropout
-    (its draws from the one global generator would interleave) and for models that use each weight once in a
-    forward: autocast keeps one cache of bf16 weight copies for the whole process, and any thread leaving autocast
-    empties it, so a weight used twice (shared layers, tied halves, FLOATER's position ODE) would be cast again
-    whenever the other model's forward ended in between, and its gradient would change with the timing (float32
-    has no autocast, but keeps the one rule). Each model's step is then the same as on one thread alone. More models
-    than threads share the workers evenly, in turn on each (four models on two threads: two each), where the count
-    divides: three on two would leave one thread idle for a third of each step."""
-    k = len(members)
-    if (k < 2 or k % torch.get_num_threads() or dist.world > 1 or args.compile
-            or any(dropout(m.encoder) for m in members) or not precision.models_at_once(dist.device)
-            or any(reuses_weights(m.encoder) for m in members)):
-        return None
-    return thread_per_model(torch.get_num_threads())
-
-
-@contextlib.contextmanager
-def threads(n: int):
-    """torch's intra-op thread count set to n for a while."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-def log(dist: Dist, msg: str):
-    if dist.main:
-        print(f"[{dt.datetime.now():%H:%M:%S}] {msg}", flush=True)
-
-
-# ---- the run, step by step ------------------------------------------------------------
-class Run:
-    """The lockstep run: the named steps of training several models on one stream of batches. Where it begins
-    is Start's (start.py), what it writes besides its checkpoint is Output's (output.py). A task other than the
-    masked LM (macaron.train.translate) names its own Member and Output and its own prepare and batch."""
-
-    member, output = Member, Output
-
-    def __init__(self, args, dist: Dist):
-        self.args, self.dist, self.t_start = args, dist, time.time()
-        self.place = Place()  # where the run stands: a resume or a warm start sets it from what it continues
-        # 1. prepare: the data, the models' configs and the run's terms
-        self.data = self.sp = self.train_data = self.held_out_data = self.order = None
-        self.configs: dict[str, ModelConfig] = {}
-        self.terms: dict = {}  # what a resume or a warm start must share with this run (stored as "run")
-        self.asked: int | None = None  # the budget the command line asks for (--tokens, --steps), in steps
-        # 2. open: the checkpoint to continue, if any
-        self.ckpt: Path | None = None
-        self.state: dict | None = None
-        # 3. build: the models and the held-out sets
-        self.dtype = torch.float32
-        self.members: list[Member] = []
-        self.pool: ThreadPoolExecutor | None = None  # the models stepping at once, a thread each (at_once)
-        self.held_out = self.shuffled = None
+    def __init__(self, args, dist):
+        super().__init__(args, dist)
+        self.sp = self.held_out_data = self.shuffled = None
         self.unigram: float | None = None
-        self.out: Output | None = None
 
-    def log(self, msg: str):
-        log(self.dist, msg)
+    @property
+    def longest(self) -> int:
+        return self.args.seq_len
 
-    # 1. everything is checked before anything is written (besides the corpus cache)
+    @property
+    def compiles(self) -> bool:
+        return self.args.compile
+
+    @property
+    def penalty(self) -> float:
+        return self.args.move_penalty
+
+    # ---- data and models ----------------------------------------------------------------------------------------
     def prepare(self):
         a, dist = self.args, self.dist
         if a.batch % (dist.world * a.accum):
             raise TrainError(f"--batch {a.batch} does not split over {dist.world} processes × {a.accum} "
                              f"accumulation steps")
-        self.data = open_data(a.data or a.corpus, a.tokenizer, a.run_dir / "cache", log=self.log)
+        self.data = open_data(a.data or a.corpus, a.tokenizer, a.run_dir / "cache", log=dist.log)
         self.sp = specials(self.data.tok, a.tokenizer)
         self.configs = model_configs(a, self.sp.vocab_size)
         for name, cfg in self.configs.items():
@@ -273,65 +97,29 @@ class Run:
                                                  "mask_only")}
         stats = json.dumps(self.data.stats, sort_keys=True).encode()
         self.terms["corpus_stats"] = hashlib.sha256(stats).hexdigest()[:16]
-        self.asked = self.place.total_steps = self.budget_from_args()
 
-    def budget_from_args(self) -> int | None:
-        a, total = self.args, None
-        if a.steps:
-            total = a.steps
-        if a.tokens:
-            by_tokens = self.order.steps_for_tokens(a.tokens, self.train_data.lengths)
-            total = min(total, by_tokens) if total else by_tokens
-        return total
+    def network(self, config) -> nn.Module:
+        """An encoder with its masked-word head."""
+        return build(config, self.data.tok)
 
-    # 2. resume, or refuse to overwrite (start.py)
-    def open(self):
-        self.ckpt, self.state = open_checkpoint(self)
+    def criterion(self, network) -> nn.Module:
+        return MaskedLM(network, self.args.move_penalty)
 
-    # 3. the models
-    def build(self):
-        a, dist = self.args, self.dist
-        self.dtype = precision.choose(dist.device, a.precision)
-        self.attention = precision.attention(dist.device, self.dtype, a.seq_len)
-        self.members = [self.member(name, cfg, self.data.tok, a, dist, self.place.total_steps, self.dtype,
-                                    self.attention) for name, cfg in self.configs.items()]
-        self.pool = at_once(self.members, a, dist)
-        w = torch.get_num_threads()
-        self.shares = [self.members[i::w] for i in range(w)]  # each worker's models, when at once
-        turns = ""
-        if len(self.members) > 1 and dist.device.type == "cpu":
-            turns = f", the models at once {cardlib.at_once_words(len(self.members), w)}" if self.pool else \
-                f", the models in turn on {torch.get_num_threads()} threads"
-        self.log(f"precision: {precision.describe(dist.device, self.dtype, a.precision)}; on "
-                 f"{cardlib.hardware(dist.device)}: fused AdamW, {ATTENTION[self.attention]}, "
-                 f"{'compiled' if a.compile else 'eager'}{turns}")
-        torch.manual_seed(a.seed * 1000 + 1 + dist.rank)  # dropout differs between ranks
-        if dist.main and a.overwrite and not a.resume:  # only what this script wrote (a log may live here)
-            for name in (resume.CHECKPOINT, f"{resume.CHECKPOINT}.tmp", f"{resume.CHECKPOINT}.old", "done.json"):
-                path = a.run_dir / name
-                shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
-        if dist.main:
-            for m in self.members:
-                m.metrics.parent.mkdir(parents=True, exist_ok=True)
-        dist.barrier()
-        self.evaluation_sets()
-        self.out = self.output(self)
+    def reuses_weights(self, network) -> bool:
+        return reuses_weights(network)
+
+    def describe(self) -> str:
+        return f"{len(self.train_data):,} training sequences (mean {self.train_data.lengths.mean():.1f} tokens)"
 
     def evaluation_sets(self):
-        """The fixed held-out batches every evaluation reads."""
         a = self.args
         self.held_out = held_out_batches(self.held_out_data, a.eval_seqs, a.eval_batch, a.eval_seed,
-                                        pad_to=a.seq_len if a.compile else None)
+                                         pad_to=a.seq_len if a.compile else None)
         self.shuffled = ev.shuffle_context(self.held_out, self.sp)  # the context effect at every evaluation
         self.unigram = ev.unigram_loss(self.data.train.ids, self.sp.vocab_size, self.held_out)
 
-    # 4. where the run starts: a checkpoint, published weights, or the random start (start.py)
-    def start(self):
-        Start(self)()
-
-    # 5. the batches: the same for every model
     def batch(self, step: int):
-        """This rank's micro-batches of global batch `step`, on the device."""
+        """This rank's micro-batches of global batch `step`, on the device: (inputs, attention_mask, labels)."""
         a, dist = self.args, self.dist
         indices = self.order.indices(step)
         per_rank = a.batch // dist.world
@@ -350,206 +138,48 @@ class Run:
             out.append((inputs.to(**to), attention_mask, labels.to(**to)))
         return out, int(self.train_data.lengths[indices].sum())
 
-    def train_step(self, step: int) -> int:
-        micro, n_tokens = self.batch(step)
-        if self.pool is None:
-            for m in self.members:
-                m.step(micro, self.args.clip)
-        else:
-            list(self.pool.map(lambda share: [m.step(micro, self.args.clip) for m in share], self.shares))
-        return n_tokens
+    # ---- evaluation and the model folders -----------------------------------------------------------------------
+    def evaluate(self, m, step: int) -> dict:
+        """Held-out loss, accuracy and context effect (the loss with each context's word order shuffled, minus
+        the loss)."""
+        d = self.dist
+        s = ev.score(m.network, self.held_out[d.rank::d.world])
+        shuffled = ev.score(m.network, self.shuffled[d.rank::d.world])
+        loss, correct, count, loss_shuffled = d.sum([sum(s.seq_loss), s.accuracy * s.targets, s.targets,
+                                                     sum(shuffled.seq_loss)])
+        mean = loss / max(count, 1)
+        return {"loss": mean, "accuracy": correct / max(count, 1), "perplexity": math.exp(min(mean, 50.0)),
+                "targets": int(count), "context_effect": (loss_shuffled - loss) / max(count, 1)}
 
-    # 6. the budget: for --fit-minutes, a probe of real steps, then everything restored (budget.py)
-    def fit_budget(self):
-        if self.place.total_steps is None and self.args.fit_minutes:
-            budget.fit(self)
+    def said(self, m, result: dict) -> str:
+        return (f"loss {result['loss']:.4f} acc {result['accuracy']:.4f} ppl {result['perplexity']:.1f} "
+                f"context effect {result['context_effect']:+.3f} nats")
 
     @property
-    def budget_tokens(self) -> int | None:
-        steps = self.place.total_steps
-        return self.order.tokens_for_steps(steps, self.train_data.lengths) if steps else None
+    def baseline(self) -> dict:
+        return {"unigram_loss": self.unigram}
 
-    def state_doc(self) -> dict:
-        """What the checkpoint keeps besides weights and optimizers (resume.save)."""
-        p = self.place
-        return {"step": p.step, "tokens": p.tokens, "elapsed": p.clock(), "tokenizer_hash": self.data.tok_hash,
-                **p.history(), "run": {**self.terms, "total_steps": p.total_steps}, "epoch": self.order.epoch(p.step),
-                "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(self.args).items()}}
+    def model(self, out, m):
+        """The finished model's folder, with the full held-out evaluation (per sequence, for bootstraps)."""
+        p = out.place
+        scores = ev.evaluate(m.network, self.held_out, self.sp, self.data.train.ids)
+        out.write_model(m, m.out, scores, out.save_dtype)
+        self.dist.log(f"saved {m.out} ({p.tokens:,} tokens, {p.step:,} steps, held-out loss {scores['loss']:.4f}, "
+                      f"accuracy {scores['accuracy']:.4f}, context effect {scores['context_effect']:+.3f} nats)")
 
-    # 7. the loop
-    def loop(self) -> bool:
-        """Train to the budget; False when stopped before it (--stop-after), with a checkpoint to resume."""
-        a, dist, p = self.args, self.dist, self.place
-        self.log(f"{', '.join(f'{m.name} ({m.encoder.num_parameters():,} parameters)' for m in self.members)}; "
-                 f"{dist.world} process(es) on {dist.device}, {torch.get_num_threads()} thread(s); "
-                 f"{len(self.train_data):,} training sequences (mean {self.train_data.lengths.mean():.1f} tokens); "
-                 f"budget {p.total_steps:,} steps; warm-up {self.members[0].schedule.warmup}")
-        if a.stop_after is not None and a.stop_after <= p.step < p.total_steps:
-            self.log(f"--stop-after {a.stop_after}: the run is at step {p.step:,} already; nothing to train")
-            return False
-        if p.step == 0:
-            for m in self.members:
-                self.out.evaluate(m)  # the curve starts at the untrained model
-        p.t0 = time.time()  # training time: the probe and the first evaluation are not counted
-        last_log, log_tokens, log_t = p.step, 0, time.time()
-        last_ckpt_t = time.time()
-        while p.step < p.total_steps:
-            n_tokens = self.train_step(p.step)
-            p.step += 1
-            p.tokens += n_tokens
-            log_tokens += n_tokens
-            if p.step % a.log_every == 0 or p.step == p.total_steps:
-                dist.synchronize()
-                self.out.log_train(p.step - last_log, log_tokens, time.time() - log_t)
-                last_log, log_tokens, log_t = p.step, 0, time.time()
-            if p.step % a.eval_every == 0:
-                t = time.time()
-                kept = a.keep_every and p.step % a.keep_every == 0
-                if kept:
-                    self.check_replicas()  # a milestone is what publish ships: the ranks agree first
-                for m in self.members:
-                    self.out.evaluate(m)
-                    if kept:
-                        self.out.milestone(m)
-                log_t += time.time() - t  # evaluation time is not training throughput
-            stop = a.stop_after is not None and a.stop_after <= p.step < p.total_steps
-            due = p.step % a.checkpoint_every == 0 or stop or \
-                dist.agree(time.time() - last_ckpt_t >= 60 * a.checkpoint_minutes)
-            if due:
-                t = time.time()
-                self.check_replicas()
-                resume.save(a.run_dir, dist, self.members, self.state_doc())
-                last_ckpt_t = time.time()
-                log_t += last_ckpt_t - t
-            if stop:
-                self.log(f"stopped after step {p.step:,} of {p.total_steps:,} (--stop-after): the checkpoint "
-                         f"is in {a.run_dir / resume.CHECKPOINT}; continue with --resume")
-                return False
-        return True
+    def facts(self, m) -> dict:
+        a = self.args
+        return {"batch": a.batch, "seq_len": a.seq_len, "accum": a.accum, "mask_rate": a.mask_rate,
+                "mask_only": a.mask_only, "compiled": bool(a.compile), "train_sequences": len(self.train_data),
+                "eval_seqs": sum(len(b[0]) for b in self.held_out),
+                "move_penalty": a.move_penalty}  # the λ it ends with (penalties: each λ from its step)
 
-    def check_replicas(self) -> dict[str, str]:
-        """Under DDP every process holds a copy of each model and only rank 0's is saved: before a checkpoint,
-        the copies are compared (SHA-256 of the weights), and the run stops rather than save one rank's model
-        as the run's when they have drifted apart. Returns {name: SHA-256} ({} on one process)."""
-        if self.dist.world == 1:
-            return {}
-        return self.dist.check_replicas({m.name: m.encoder for m in self.members}, self.place.step)
-
-    # 8. the model folders
-    def finish(self):
-        a, dist, p = self.args, self.dist, self.place
-        digests = self.check_replicas()
-        for m in self.members:
-            if (m.last_eval or {}).get("step") != p.step:
-                self.out.evaluate(m)
-            if a.keep_every and p.step % a.keep_every:  # the final weights are a milestone too: the one
-                self.out.milestone(m)                      # a finished run publishes
-        if digests:
-            self.log(f"the {dist.world} processes hold the same parameters at step {p.step:,} (compared before "
-                     f"every checkpoint): " + ", ".join(f"{name} SHA-256 {d[:16]}" for name, d in digests.items()))
-        resume.save(a.run_dir, dist, self.members, self.state_doc())
-        if dist.main:
-            for m in self.members:
-                self.out.model(m)
-            self.out.done()
-        dist.barrier()
-
-    def close(self):
-        if self.pool is not None:
-            self.pool.shutdown()
-
-
-READY = "MACARON_READY_FILE"  # set by --detach: the file its trainer writes once its checks have passed
-DETACH_WAIT = 300.0  # at most this many seconds --detach waits for it (the checks read the data and the checkpoint)
-
-
-def ready(run: Run):
-    """Tell a waiting --detach (READY) that the run passed its checks: where it starts and its budget."""
-    where = os.environ.pop(READY, None)
-    if where and run.dist.main:
-        doc = {"pid": os.getpid(), "step": run.place.step, "total_steps": run.place.total_steps}
-        tmp = Path(f"{where}.tmp")
-        tmp.write_text(json.dumps(doc) + "\n")
-        os.replace(tmp, where)  # whole or not at all: --detach reads it as soon as it is there
-
-
-def train(args, kind: type[Run] = Run) -> int:
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    dist = Dist(args.device)
-    run = kind(args, dist)
-    try:
-        run.prepare()
-        run.open()
-        run.build()
-        run.start()
-        ready(run)
-        run.fit_budget()
-        if run.loop():
-            run.finish()
-        return 0
-    finally:
-        run.close()
-        dist.close()
-
-
-def detach(args, wait: float | None = None) -> int:
-    """Start this command again in its own session, immune to hang-ups, logging to <run-dir>/train.log; never a
-    second trainer on a run folder whose trainer is still at work (a run resumed across sessions). Then wait until
-    the trainer has passed its checks, or has exited (a refusal: printed, and its exit code returned), or `wait`
-    seconds (DETACH_WAIT) have gone by."""
-    if (pid := trainer_pid(args.run_dir)) is not None:
-        print(f"error: a trainer (pid {pid}) is still at work on {args.run_dir}: follow it with "
-              f"python -m macaron.train.watch {args.run_dir}, or stop it (kill {pid}) and run this again to resume "
-              f"from its last checkpoint", file=sys.stderr)
-        return 2
-    args.run_dir.mkdir(parents=True, exist_ok=True)
-    logfile, flag = args.run_dir / "train.log", args.run_dir / "train.ready"
-    flag.unlink(missing_ok=True)
-    argv = [a for a in args.argv if a != "--detach"]
-    before = logfile.stat().st_size if logfile.is_file() else 0
-    with open(logfile, "ab") as out:
-        proc = subprocess.Popen(["setsid", "nohup", sys.executable, "-m", args.module, *argv],
-                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1", READY: str(flag)})
-    (args.run_dir / "train.pid").write_text(f"{proc.pid}\n")
-    wait = DETACH_WAIT if wait is None else wait
-    deadline = time.time() + wait
-    while not flag.is_file() and proc.poll() is None and time.time() < deadline:
-        time.sleep(0.2)
-    watch = f"python -m macaron.train.watch {args.run_dir}"
-    if flag.is_file():
-        doc = json.loads(flag.read_text())
-        flag.unlink(missing_ok=True)
-        where = f"from step {doc['step']:,} of {doc['total_steps']:,}" if doc.get("total_steps") else \
-            f"from step {doc['step']:,}"
-        print(f"training in the background: pid {proc.pid}, log {logfile}; its checks passed, it trains {where}\n"
-              f"follow it with: {watch} (later errors show there)")
-        return 0
-    if proc.poll() is not None and proc.returncode:  # it stopped before its checks passed: a refusal, or a crash
-        with open(logfile, "rb") as f:
-            f.seek(before)
-            said = f.read().decode(errors="replace").splitlines()
-        errors = [line for line in said if line.startswith("error: ")]  # a refusal says what is wrong in one line
-        print("\n".join(errors) if errors else "\n".join(said[-15:] + [
-            f"error: the trainer (pid {proc.pid}) exited with code {proc.returncode} before training; log {logfile}"]),
-            file=sys.stderr)
-        return proc.returncode if proc.returncode > 0 else 2
-    state = "it has ended" if proc.poll() is not None else f"its checks had not finished after {wait:.0f} s"
-    print(f"training in the background: pid {proc.pid}, log {logfile}; {state}\n"
-          f"follow it with: {watch} (it says whether it started; later errors show there)")
-    return 0
+    def write_card(self, folder: Path, facts: dict):
+        cardlib.write(folder, facts)
 
 
 def main(argv=None) -> int:
-    args = parse_args(argv)
-    if args.detach:
-        return detach(args)
-    try:
-        return train(args)
-    except (DataError, TrainError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    return trainer.main(parse_args(argv), MaskedLMTask)
 
 
 if __name__ == "__main__":

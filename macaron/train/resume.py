@@ -24,9 +24,6 @@ from .card import penalties, precisions
 
 CHECKPOINT = "checkpoint"
 STATE_VERSION = 2
-# Fields of the run that a resumed run must share with the checkpoint (else: a different experiment).
-COMPAT_ARGS = ("seed", "batch", "seq_len", "cross_documents", "accum", "mask_rate", "mask_only", "corpus_stats",
-               "total_steps")
 
 
 class TrainError(RuntimeError):
@@ -68,7 +65,7 @@ def save(run_dir: Path, dist, members, state: dict):
     if dist.main:
         doc = dict(state, version=STATE_VERSION, world_size=dist.world, members={})
         for m in members:
-            save_file({k: v.detach().cpu().contiguous() for k, v in m.encoder.state_dict().items()},
+            save_file({k: v.detach().cpu().contiguous() for k, v in m.network.state_dict().items()},
                       tmp / f"{m.name}.model.safetensors")
             opt_tensors, opt_meta = _flatten_optimizer(m.opt)
             save_file(opt_tensors, tmp / f"{m.name}.optimizer.safetensors")
@@ -110,8 +107,12 @@ def _config(stored: dict | None) -> dict:
         return dict(stored or {})
 
 
-def check_compatible(ckpt: Path, state: dict, configs: dict, tok_hash: str, run: dict, world: int):
-    """Refuse to resume a checkpoint of another experiment; the message lists every difference."""
+def check_compatible(ckpt: Path, state: dict, configs: dict, tok_hash: str, run: dict, world: int,
+                     formerly: dict[str, str] | None = None):
+    """Refuse to resume a checkpoint of another experiment; the message lists every difference. `run`: the terms
+    the task records (Task.terms) and the budget, each compared with the checkpoint's, read under its former name
+    (`formerly`) where the checkpoint was written before it had its own; terms the task does not record are not
+    compared."""
     file = ckpt / "state.json"
     problems = []
     theirs_members = state.get("members") or {}
@@ -125,9 +126,11 @@ def check_compatible(ckpt: Path, state: dict, configs: dict, tok_hash: str, run:
             problems.append(f"{name}: model config differs (" + "; ".join(diff[:6]) + ")")
     if state.get("tokenizer_hash") != tok_hash:
         problems.append(f"tokenizer differs (checkpoint {state.get('tokenizer_hash')} vs now {tok_hash})")
-    for k in COMPAT_ARGS:
-        if k in run and state.get("run", {}).get(k) != run[k]:
-            problems.append(f"{k}: checkpoint {state.get('run', {}).get(k)!r} vs now {run[k]!r}")
+    recorded = state.get("run") or {}
+    for k, now in run.items():
+        theirs = recorded[k] if k in recorded else recorded.get((formerly or {}).get(k, k))
+        if theirs != now:
+            problems.append(f"{k}: checkpoint {theirs!r} vs now {now!r}")
     if state.get("world_size") != world:
         problems.append(f"written by {state.get('world_size')} processes, resumed with {world}")
     if problems:
@@ -145,7 +148,7 @@ def load(ckpt: Path, dist, members, state: dict):
     for m in members:
         saved = state["members"][m.name]
         try:
-            m.encoder.load_state_dict(tensors(f"{m.name}.model.safetensors"))
+            m.network.load_state_dict(tensors(f"{m.name}.model.safetensors"))
         except RuntimeError as e:
             raise TrainError(f"{ckpt / f'{m.name}.model.safetensors'}: weights do not fit the model ({e})") from None
         m.opt.load_state_dict(_unflatten_optimizer(tensors(f"{m.name}.optimizer.safetensors"), saved["optimizer"]))
@@ -156,12 +159,9 @@ def load(ckpt: Path, dist, members, state: dict):
         torch.cuda.set_rng_state(rng["torch_cuda"], dist.device)
 
 
-# Fields of training.json that a warm start must share with the run it continues (else: another experiment)
-WARM_ARGS = ("seed", "batch", "seq_len", "accum", "mask_rate", "mask_only")
-
-
 def warm_start(root: Path, members, run: dict) -> dict:
-    """Load every model's weights from root/<name> (a published milestone or a finished model folder) and
+    """Load every model's weights from root/<name> (a published milestone or a finished model folder), whose
+    training.json must hold the terms `run` (the task's published terms: else another experiment), and
     return where that run stood: {"step", "tokens", "elapsed", "warm_starts", "phases", "first_phase", "precisions",
     "penalties"}.
     Optimizers start afresh."""
@@ -172,13 +172,13 @@ def warm_start(root: Path, members, run: dict) -> dict:
     for m in members:
         folder = Path(root) / m.name
         info = read_json(folder / FACTS, TrainError)  # the facts of the run it continues
-        problems = [f"{k}: {info.get(k)!r} there vs {run[k]!r} now" for k in WARM_ARGS if info.get(k) != run[k]]
+        problems = [f"{k}: {info.get(k)!r} there vs {now!r} now" for k, now in run.items() if info.get(k) != now]
         if _config(info.get("config")) != m.config.to_dict():
             problems.append("the model config differs")
         if problems:
             raise TrainError(f"{folder}: cannot warm-start, another experiment: " + "; ".join(problems))
         try:
-            m.encoder.load_state_dict(load_model(folder, device=str(m.dist.device)).state_dict())
+            m.network.load_state_dict(load_model(folder, device=str(m.dist.device)).state_dict())
         except CheckpointError as e:
             raise TrainError(f"{folder}: cannot warm-start ({e})") from None
         facts[m.name] = info

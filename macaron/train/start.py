@@ -44,13 +44,14 @@ class Place:
         return self.elapsed_before + time.time() - self.t0
 
     def history(self) -> dict:
+        """The path the checkpoint and training.json keep; the move penalties only where the task's loss has one."""
         return {"warm_starts": self.warm_starts, "phases": self.phases, "precisions": self.precisions,
-                "penalties": self.penalties}
+                **({"penalties": self.penalties} if self.penalties else {})}
 
 
 def open_checkpoint(run) -> tuple[Path | None, dict | None]:
     """The checkpoint a run continues, read before anything is written: with --resume its folder and state, checked
-    against the run (`run` is pretrain.Run after prepare), the place's budget set where the checkpoint's is the
+    against the run (`run` is trainer.Run after prepare), the place's budget set where the checkpoint's is the
     run's; without, a refusal to replace a checkpoint or a model folder unless --overwrite, and no state. Returns
     (the run folder's checkpoint or None, its state or None)."""
     a, p = run.args, run.place
@@ -65,8 +66,9 @@ def open_checkpoint(run) -> tuple[Path | None, dict | None]:
             p.total_steps = recorded
         if a.new_phase:  # the budget asked for is the new phase's; the checkpoint's is the one it extends
             p.phase_end, p.total_steps = run.asked, recorded
-        resume.check_compatible(ckpt, state, run.configs, run.data.tok_hash,
-                                {**run.terms, "total_steps": p.total_steps}, run.dist.world)
+        task = run.task
+        resume.check_compatible(ckpt, state, task.configs, task.data.tok_hash,
+                                {**task.terms, "total_steps": p.total_steps}, run.dist.world, task.formerly)
         return ckpt, state
     if not a.overwrite:
         if ckpt is not None:
@@ -80,7 +82,7 @@ def open_checkpoint(run) -> tuple[Path | None, dict | None]:
 
 
 class Start:
-    """The run's beginning, set on its place and its models' schedules. `run` is the lockstep run (pretrain.Run):
+    """The run's beginning, set on its place and its models' schedules. `run` is the lockstep run (trainer.Run):
     its arguments, models, place and the budget its command line asks for (`run.asked`, in steps)."""
 
     def __init__(self, run):
@@ -88,7 +90,8 @@ class Start:
 
     def __call__(self):
         """Begin from the checkpoint the run opened, if any, else from --warm-start, else at random; then record
-        what this process computes with (precision, attention kernel) and its move penalty from this step on."""
+        what this process computes with (precision, attention kernel) and, where the task's loss has one, its move
+        penalty from this step on."""
         a, p, run = self.args, self.place, self.run
         first = self.from_checkpoint(run.state, run.ckpt) if run.state else self.from_published() if a.warm_start \
             else self.from_random()
@@ -97,10 +100,13 @@ class Start:
             self.begin_phase(first)
         if not p.precisions or p.precisions[-1][1:] != computes_with:
             p.precisions.append([p.step, *computes_with])
-        if not p.penalties or p.penalties[-1][1] != a.move_penalty:
+        penalty = run.task.penalty
+        if penalty is None:  # no such term in the loss (a checkpoint of older code may have recorded λ = 0)
+            p.penalties = []
+        elif not p.penalties or p.penalties[-1][1] != penalty:
             if p.penalties:
-                self.run.log(f"move penalty {p.penalties[-1][1]:g} → {a.move_penalty:g} from step {p.step:,}")
-            p.penalties.append([p.step, a.move_penalty])
+                self.run.log(f"move penalty {p.penalties[-1][1]:g} → {penalty:g} from step {p.step:,}")
+            p.penalties.append([p.step, penalty])
 
     def from_checkpoint(self, state: dict, ckpt: Path) -> dict:
         """The checkpoint's weights, optimizers and place; returns the run's first phase."""
@@ -124,7 +130,8 @@ class Start:
     def from_published(self) -> dict:
         """Published weights at their recorded step, with fresh optimizers; returns the run's first phase."""
         a, p = self.args, self.place
-        where = resume.warm_start(Path(a.warm_start), self.members, self.run.terms)
+        task = self.run.task
+        where = resume.warm_start(Path(a.warm_start), self.members, {k: task.terms[k] for k in task.published})
         p.step, p.tokens, p.elapsed_before = where["step"], where["tokens"], where["elapsed"]
         p.phases, first, p.precisions, p.penalties = (where["phases"], where["first_phase"], where["precisions"],
                                                       where["penalties"])

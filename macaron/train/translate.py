@@ -1,6 +1,8 @@
 """Translators trained here: encoder–decoders on a folder of sentence pairs that macaron.train.tatoeba prepared (the
-race's: Tatoeba Spanish → English), several in lockstep, with the masked LM's trainer (pretrain.Run: its checkpoints,
-resume, cards, bf16, budgets and --detach). The languages are the folder's (its stats.json), not the code's.
+race's: Tatoeba Spanish → English), several in lockstep: the translation task (TranslationTask: its data, vocabulary,
+batches, dev and test sets, its options and facts) with the one trainer it shares with the masked LM (trainer.py:
+checkpoints, resume, cards, bf16, budgets, torchrun and --detach). The languages are the folder's (its stats.json),
+not the code's.
 
     python -m macaron.train.translate --models transformer-es-en,macaron-es-en,transformer-halves-es-en \\
         --data ~/.cache/macaron/tatoeba-es-en --tokens 10e6 --run-dir ~/.cache/macaron/runs/translate/seed-0 --detach
@@ -37,13 +39,12 @@ from tokenizers import Tokenizer
 from ..config import ModelConfig
 from ..translation.model import JointReading, TranslationConfig
 from ..translation.model import build as build_translator
-from . import tatoeba, translator_card
+from . import options, tatoeba, trainer, translator_card
 from .data import IGNORE, DataError, Order
 from .objective import LabelSmoothedNMT
-from .options import RECIPES, parser
-from .output import Output, append_jsonl
-from .pretrain import Member, Run, detach, train
+from .options import RECIPES
 from .resume import TrainError
+from .task import Task
 
 DESCRIPTION = "Translators trained here: encoder–decoders on a prepared folder of sentence pairs, several in lockstep."
 SIZE = dict(n_layers=3, d_model=256, n_heads=4, ffn_total=1024, max_len=128, norm="pre", position="sinusoidal",
@@ -221,16 +222,6 @@ def translator_configs(args, vocab_size: int, languages: tuple[str, str]) -> dic
     return out
 
 
-class Translator(Member):
-    """A translator of the run: an encoder–decoder and its label-smoothed loss."""
-
-    def network(self, config, tok):
-        return build_translator(config, JointReading(tok))
-
-    def objective(self, args):
-        return LabelSmoothedNMT(self.encoder, args.label_smoothing)
-
-
 # ---- what the run writes -------------------------------------------------------------------------------------------
 @torch.no_grad()
 def dev_scores(model, batches, dist=None) -> dict:
@@ -302,79 +293,47 @@ def score_folder(folder: Path, data: Path, max_tokens: int = 6144) -> dict:
     return info["final"]
 
 
-class TranslatorOutput(Output):
-    """The masked LM's record, with the translators' evaluation: dev loss at every evaluation, the weights of the
-    lowest dev loss kept (<run-dir>/<name>/best, a model folder), and that checkpoint scored on test at the end."""
+class TranslationTask(Task):
+    """Translation, as the paper's fairseq runs: the pairs of a prepared folder and its joint vocabulary, batches of
+    pairs of like length up to --max-tokens padded tokens (Buckets), label-smoothed cross-entropy
+    (objective.LabelSmoothedNMT), dev loss at every evaluation (greedy dev BLEU on its first --dev-bleu sentences for
+    the curve), the weights of the lowest dev loss kept (<run-dir>/<name>/best, a model folder) and that checkpoint
+    scored on test at the end."""
 
-    def evaluate(self, m) -> dict:
-        run, p, a, d = self.run, self.place, self.args, self.dist
-        result = dev_scores(m.encoder, run.held_out[d.rank::d.world], d)
-        if a.dev_bleu and p.step and d.main:  # the curve's BLEU, greedy on the first dev sentences, once: only the
-            # main process writes the curve, and the choice of the best weights reads the loss
-            scores = translate_split(m.encoder, Path(a.data), "dev", beam=1, limit=a.dev_bleu)
-            result.update(dev_bleu=scores["bleu"], dev_bleu_sentences=scores["sentences"])
-        m.last_eval = dict(result, step=p.step)
-        best = run.best.get(m.name)
-        if p.step and (best is None or result["loss"] < best["loss"]):
-            run.best[m.name] = {"step": p.step, "tokens": p.tokens, "loss": result["loss"]}
-            self.write_model(m, self.best_folder(m), dict(result, step=p.step), None)
-        if self.dist.main:
-            append_jsonl(m.metrics, {"type": "eval", "step": p.step, "tokens": p.tokens,
-                                     "elapsed": round(p.clock(), 2), **result})
-        run.log(f"{m.name} dev step {p.step:,} tokens {p.tokens:,}: loss {result['loss']:.4f} "
-                f"acc {result['accuracy']:.4f} ppl {result['perplexity']:.2f}"
-                + (f" BLEU {result['dev_bleu']:.1f} (greedy, {a.dev_bleu})" if "dev_bleu" in result else "")
-                + (" (best)" if run.best.get(m.name, {}).get("step") == p.step else ""))
-        return result
+    kind, held_out_name = "translation", "dev"
+    published = ("seed", "max_tokens")
+    formerly = {"max_tokens": "batch"}  # checkpoints of the trainer before tasks (3751285) called it the batch
+    longest = SIZE["max_len"]
 
-    def write_card(self, folder: Path, facts: dict):
-        translator_card.write(folder, facts)
+    def __init__(self, args, dist):
+        super().__init__(args, dist)
+        self.dev = self.test = None
+        self.best: dict[str, dict] = {}  # name -> the step, tokens and dev loss of the weights kept
 
-    def best_folder(self, m) -> Path:
-        return self.args.run_dir / m.name / "best"
-
-    def model(self, m):
-        """The checkpoint of the lowest dev loss as the model's folder, then scored on dev and test as stored."""
-        from ..sources.loading import load
-
-        run, best = self.run, self.run.best[m.name]
-        final = m.snapshot()  # a copy: load_state_dict writes into the very tensors state_dict() hands out
-        m.encoder.load_state_dict(load(self.best_folder(m), device=str(self.dist.device)).state_dict())
-        chosen = translator_card.translator_facts(self.best_folder(m))["final"]  # its dev scores, until score_folder's
-        self.write_model(m, m.out, {**chosen, "chosen": best},
-                         torch.float16 if self.args.save_dtype == "float16" else None)
-        m.encoder.load_state_dict(final)
-        scores = score_folder(m.out, Path(self.args.data), self.args.max_tokens)
-        run.log(f"saved {m.out}: the checkpoint of step {best['step']:,} (dev loss {best['loss']:.4f}), test BLEU "
-                f"{scores['bleu']:.2f}, chrF {scores['chrf']:.2f} (beam {BEAM}, lenpen {LENPEN}), as stored")
-
-    def facts(self, m, scores: dict, dtype) -> dict:
-        a = self.args
-        return {**super().facts(m, scores, dtype), "task": "translation", "scheme": m.config.encoder.scheme,
-                "max_tokens": a.max_tokens, "label_smoothing": a.label_smoothing, "budget": "target tokens",
-                "best": self.run.best.get(m.name)}
-
-
-class TranslatorRun(Run):
-    """The lockstep run over the bitext: its batches, dev set and checkpoint choice."""
-
-    member, output = Translator, TranslatorOutput
-
+    # ---- data and models ----------------------------------------------------------------------------------------
     def prepare(self):
         a = self.args
         self.data, self.dev, self.test = open_corpus(Path(a.data))
         self.configs = translator_configs(a, self.data.tok.get_vocab_size(), self.data.languages)
         self.train_data = self.data.train
         self.order = Buckets(self.train_data.widths, a.max_tokens, a.seed)
-        self.terms = {"seed": a.seed, "batch": a.max_tokens, "seq_len": SIZE["max_len"], "cross_documents": False,
-                      "accum": a.accum, "mask_rate": None, "mask_only": False,
+        self.terms = {"seed": a.seed, "max_tokens": a.max_tokens,
                       "corpus_stats": self.data.tok_hash + json.dumps(self.data.stats["splits"], sort_keys=True)}
-        self.asked = self.place.total_steps = self.budget_from_args()
-        self.best: dict[str, dict] = {}
+
+    def network(self, config):
+        return build_translator(config, JointReading(self.data.tok))
+
+    def criterion(self, network):
+        return LabelSmoothedNMT(network, self.args.label_smoothing)
+
+    def reuses_weights(self, network) -> bool:
+        return True  # one token table for the source, the target and the head (translator_configs)
+
+    def describe(self) -> str:
+        return f"{len(self.train_data):,} training pairs (mean {self.train_data.lengths.mean():.1f} target tokens)"
 
     def evaluation_sets(self):
         self.held_out = dev_batches(self.dev, self.args.max_tokens)
-        self.shuffled = self.unigram = None
 
     def batch(self, step: int):
         """This process's part of batch `step` (every world-th pair), on the device, with its share of the batch's
@@ -390,40 +349,92 @@ class TranslatorRun(Run):
         batch = tuple(None if t is None else t.to(**to) for t in batch)
         return [(*batch, share)], int(lengths[indices].sum())
 
-    def state_doc(self) -> dict:
-        return {**super().state_doc(), "best": self.best}
+    # ---- evaluation and the model folders -----------------------------------------------------------------------
+    def evaluate(self, m, step: int) -> dict:
+        a, d = self.args, self.dist
+        result = dev_scores(m.network, self.held_out[d.rank::d.world], d)
+        if a.dev_bleu and step and d.main:  # the curve's BLEU, greedy on the first dev sentences, once: only the
+            # main process writes the curve, and the choice of the best weights reads the loss
+            scores = translate_split(m.network, Path(a.data), "dev", beam=1, limit=a.dev_bleu)
+            result.update(dev_bleu=scores["bleu"], dev_bleu_sentences=scores["sentences"])
+        return result
 
-    def start(self):
-        """Where the run begins; on a resume, each model's best so far as the checkpoint has it, its folder kept only
-        where it holds that step (a folder written after the checkpoint is chosen again by the evaluations to come)."""
-        super().start()
-        if self.state:
-            self.best = {}
-            for m in self.members:
-                best, folder = (self.state.get("best") or {}).get(m.name), self.out.best_folder(m)
-                facts = folder / "training.json"
-                if best and facts.is_file() and json.loads(facts.read_text()).get("final", {}).get("step") == \
-                        best["step"]:
-                    self.best[m.name] = best
+    def evaluated(self, out, m, result: dict):
+        """The weights of the lowest dev loss so far kept as a model folder."""
+        p, best = out.place, self.best.get(m.name)
+        if p.step and (best is None or result["loss"] < best["loss"]):
+            self.best[m.name] = {"step": p.step, "tokens": p.tokens, "loss": result["loss"]}
+            out.write_model(m, self.best_folder(m), dict(result, step=p.step), None)
+
+    def said(self, m, result: dict) -> str:
+        return (f"loss {result['loss']:.4f} acc {result['accuracy']:.4f} ppl {result['perplexity']:.2f}"
+                + (f" BLEU {result['dev_bleu']:.1f} (greedy, {self.args.dev_bleu})" if "dev_bleu" in result else "")
+                + (" (best)" if self.best.get(m.name, {}).get("step") == m.last_eval["step"] else ""))
+
+    def best_folder(self, m) -> Path:
+        return self.args.run_dir / m.name / "best"
+
+    def model(self, out, m):
+        """The checkpoint of the lowest dev loss as the model's folder, then scored on dev and test as stored."""
+        from ..sources.loading import load
+
+        a, best = self.args, self.best[m.name]
+        final = m.snapshot()  # a copy: load_state_dict writes into the very tensors state_dict() hands out
+        m.network.load_state_dict(load(self.best_folder(m), device=str(self.dist.device)).state_dict())
+        chosen = translator_card.translator_facts(self.best_folder(m))["final"]  # its dev scores, until score_folder's
+        out.write_model(m, m.out, {**chosen, "chosen": best}, out.save_dtype)
+        m.network.load_state_dict(final)
+        scores = score_folder(m.out, Path(a.data), a.max_tokens)
+        self.dist.log(f"saved {m.out}: the checkpoint of step {best['step']:,} (dev loss {best['loss']:.4f}), test "
+                      f"BLEU {scores['bleu']:.2f}, chrF {scores['chrf']:.2f} (beam {BEAM}, lenpen {LENPEN}), as stored")
+
+    def facts(self, m) -> dict:
+        a = self.args
+        return {"scheme": m.config.encoder.scheme, "max_tokens": a.max_tokens, "label_smoothing": a.label_smoothing,
+                "budget": "target tokens", "train_pairs": len(self.train_data),
+                "dev_pairs": sum(len(b[0]) for b in self.held_out), "best": self.best.get(m.name)}
+
+    def write_card(self, folder: Path, facts: dict):
+        translator_card.write(folder, facts)
+
+    # ---- the checkpoint ------------------------------------------------------------------------------------------
+    def state(self) -> dict:
+        return {"best": self.best}
+
+    def started(self, state: dict | None, members: list):
+        """On a resume, each model's best so far as the checkpoint has it, its folder kept only where it holds that
+        step (a folder written after the checkpoint is chosen again by the evaluations to come)."""
+        if not state:
+            return
+        self.best = {}
+        for m in members:
+            best, facts = (state.get("best") or {}).get(m.name), self.best_folder(m) / "training.json"
+            if best and facts.is_file() and json.loads(facts.read_text()).get("final", {}).get("step") == best["step"]:
+                self.best[m.name] = best
 
 
-def parse_args(argv=None):
-    from .options import parse_args as parse
-
-    p = parser("python -m macaron.train.translate", DESCRIPTION)
+def own_options(p):
+    """The translators' own options (the trainer's are options.parser's)."""
     g = p.add_argument_group("translation")
+    g.add_argument("--models", required=True, help=f"comma list of <recipe>-<source>-<target> names trained in "
+                                                   f"lockstep (the data's languages); recipes {sorted(RECIPES)}")
+    g.add_argument("--data", default=str(tatoeba.FOLDER), help="a folder of sentence pairs that python -m "
+                                                               "macaron.train.tatoeba prepared")
     g.add_argument("--max-tokens", type=int, default=4096, help="padded tokens a batch (source or target, the "
                                                                  "longer side), as fairseq's --max-tokens")
     g.add_argument("--label-smoothing", type=float, default=0.1)
     g.add_argument("--dev-bleu", type=int, default=250, help="at each evaluation, greedy BLEU on this many dev "
                                                              "sentences, for the curve (0: none)")
-    p.set_defaults(data=str(tatoeba.FOLDER), schedule="inverse-sqrt",
-                   lr=1.5e-3, warmup=400, dropout=0.1, weight_decay=0.0, eps=1e-8, clip=0.0, eval_every=250,
-                   seq_len=128)
-    args = parse(argv, p)
-    if args.accum != 1 or args.compile:
-        p.error("the translators train without --accum and --compile")
-    return args
+
+
+def named_models(args, p):
+    args.names = [n.strip() for n in args.models.split(",") if n.strip()]
+
+
+def parse_args(argv=None):
+    p = options.parser("python -m macaron.train.translate", DESCRIPTION, own_options, schedule="inverse-sqrt",
+                       lr=1.5e-3, warmup=400, dropout=0.1, weight_decay=0.0, eps=1e-8, clip=0.0, eval_every=250)
+    return options.parse_args(argv, p, named_models)
 
 
 def rescore(argv: list[str]) -> int:
@@ -457,14 +468,7 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["rescore"]:
         return rescore(argv[1:])
-    args = parse_args(argv)
-    if args.detach:
-        return detach(args)
-    try:
-        return train(args, TranslatorRun)
-    except (DataError, TrainError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    return trainer.main(parse_args(argv), TranslationTask)
 
 
 if __name__ == "__main__":
