@@ -68,11 +68,13 @@ browser:
 	  (apt-get update -q && apt-get install -y -q chromium poppler-utils)
 
 bench: setup-test
+	$(BIN)/pip install -q -e .[bench]
 	$(BIN)/python benchmarks/bench_trace.py
 	$(BIN)/python benchmarks/bench_toy.py
 	$(BIN)/python benchmarks/bench_app.py
 	$(BIN)/python benchmarks/bench_train.py
 	$(BIN)/python benchmarks/bench_pair.py
+	$(BIN)/python benchmarks/bench_patching.py
 
 clean:
 	rm -rf $(VENV)

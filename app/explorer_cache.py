@@ -20,8 +20,11 @@ import time
 import streamlit as st
 
 import macaron
+import whatif_state
 from macaron import CheckpointError, InputError, lab, plot
+from macaron import interventions as iv
 from macaron.formats.registry import translates
+from macaron.interventions import Effect
 from macaron.network.reading import NO_TOKENIZER
 from macaron.studies import analysis, bleu
 from macaron.translation import model as translation
@@ -356,6 +359,65 @@ def attribution(path: str, text: str, position: int) -> analysis.Attribution:
     with heavy():
         return analysis.attribute(load_model(path), timed_trace(path, text)[0], position)
 
+
+
+# ---- what if (macaron.interventions; the panel: whatif_panel) ------------------------------------------
+def _other(spec: whatif_state.Spec, trace_other):
+    """The trace a patch reads (`trace_other` of its sentence), None for any other intervention."""
+    if spec.what != "patch":
+        return None
+    if not spec.other.strip():
+        raise InputError("a patch takes the particle's state from another sentence: type one with as many tokens "
+                         "as this one")
+    return trace_other(spec.other)
+
+
+@st.cache_resource(show_spinner="Running the model with the intervention…", max_entries=32)
+def _altered(path: str, text: str, spec: whatif_state.Spec) -> tuple[macaron.Trajectory, macaron.Trajectory, Effect]:
+    """(the sentence's trace as trained, with `spec`'s intervention, what it changed)."""
+    model, plain = load_model(path), timed_trace(path, text)[0]
+    other = _other(spec, lambda s: timed_trace(path, s)[0])
+    altered = model.trace(text[:MAX_CHARS], max_tokens=MAX_TOKENS,
+                          interventions=whatif_state.interventions(spec, plain.layer_boundaries(), other))
+    return plain, altered, iv.effect(model, plain, altered)
+
+
+@st.cache_resource(show_spinner="Translating with the intervention…", max_entries=16)
+def _altered_translation(path: str, text: str, beam: int, spec: whatif_state.Spec
+                         ) -> tuple[macaron.Trajectory, macaron.Trajectory, Effect, Translation]:
+    """(both systems on one clock as trained, and with `spec`'s intervention, what it changed, the altered
+    translation): the translation searched again with it, as the model's own search runs."""
+    model, (tr, both, _) = load_translation(path), _translate(path, text, beam)
+    other = _other(spec, lambda s: _translate(path, s, beam)[0].source)
+    altered = model.translate(text[:MAX_CHARS], beam=beam, max_tokens=MAX_WORDS, interventions=whatif_state
+                              .interventions(spec, tr.source.layer_boundaries(), other))
+    return both, joint(altered), iv.effect(model, tr, altered), altered
+
+
+def what_if(path: str, text: str, spec: whatif_state.Spec, model_name: str = "", beam: int | None = None
+            ) -> tuple | None:
+    """(the run as trained, altered, what it changed) of one sentence (`beam`: a translator's, both systems on one
+    clock, and the altered Translation), cached; or None after a message that names what is wrong (a layer, head or
+    particle that does not exist, a patch from a sentence of another length: InputError) or that the model failed."""
+    try:
+        return _altered(path, text, spec) if beam is None else _altered_translation(path, text, beam, spec)
+    except Exception as e:  # never raised into the page
+        who = f" ({model_name})" if model_name else ""
+        if isinstance(e, InputError):
+            st.warning(f"**What if…**{who}: {e}", icon=":material/edit_note:")
+        else:
+            st.error(f"**What if…**{who} failed: {e}", icon=":material/error:")
+        return None
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def what_if_projection(runs: tuple[tuple, ...], spec: whatif_state.Spec, normalised: bool, hide_special: bool
+                       ) -> tuple[analysis.Projection, ...]:
+    """One 2-D PCA of the states of each run as trained and altered (each of `runs`: what_if's (path, text, beam)),
+    so a particle and its unaltered ghost are in one frame: the projections, as trained then altered, run by run."""
+    trajs = [t for path, text, beam in runs for t in (_altered(path, text, spec) if beam is None else
+                                                        _altered_translation(path, text, beam, spec))[:2]]
+    return analysis.project_together(*trajs, k=2, normalised=normalised, hide_special=hide_special)
 
 
 # ---- the splitting lab ----------------------------------------------------------------------

@@ -64,6 +64,7 @@ pages = {  # by file, as the lesson names its steps' pages
     "dynamics.py": st.Page(VIEWS / "dynamics.py", title="Dynamics", icon=":material/grain:", url_path="dynamics"),
     "translate.py": st.Page(VIEWS / "translate.py", title="Translate", icon=":material/translate:",
                             url_path="translate"),
+    "patching.py": st.Page(VIEWS / "patching.py", title="Patching", icon=":material/swap_horiz:", url_path="patching"),
 }
 
 with st.sidebar:

@@ -24,7 +24,7 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parent.parent
 ASKED = re.compile(r"<!-- (?P<what>zoo|cli|url|api|benchmarks)(: (?P<arg>\w+))? -->")
 PAGES = {"particles.py": "Particles", "compare.py": "Compare", "lab.py": "Splitting lab", "dynamics.py": "Dynamics",
-         "translate.py": "Translate"}
+         "translate.py": "Translate", "patching.py": "Patching"}
 
 
 class _Parsed(Exception):

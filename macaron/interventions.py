@@ -91,9 +91,16 @@ class PatchingMap:
 
 
 def word_id(model, word) -> int:
-    i = model.tokenizer.token_to_id(word) if isinstance(word, str) and model.tokenizer else word
+    """A word's token id: the one token the word becomes after a space, as in the middle of a sentence ("she" →
+    GPT-2's "Ġshe", SentencePiece's "▁she", an uncased BERT's "she" for "She"), else the token itself ("Ġshe"), else
+    a token id."""
+    i = word
+    if isinstance(word, str) and model.tokenizer:
+        ids = model.tokenizer.encode(" " + word.strip(), add_special_tokens=False).ids if word.strip() else []
+        i = ids[0] if len(ids) == 1 else model.tokenizer.token_to_id(word)
     if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < model.config.vocab_size:
-        raise InputError(f"word {word!r} is not in this model's vocabulary: give one of its tokens or a token id")
+        raise InputError(f"word {word!r} is not one token of this model's vocabulary: give one of its tokens or a "
+                         "token id")
     return int(i)
 
 

@@ -386,6 +386,21 @@ def test_the_search_reads_the_altered_decoder_as_its_trace_does(translator):
 
 
 # ---- bad input: one clear message naming what is wrong --------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["gpt2", "bert"])
+def test_a_word_is_the_token_it_becomes_in_the_middle_of_a_sentence(families, kind):
+    """The map's words as a person types them ("she"): the token the word is in a sentence's middle (GPT-2's "Ġshe",
+    as the tokenizer reads "a she"); the token spelled out ("Ġshe") is that token too."""
+    model = families[kind][0]
+    vocab = model.tokenizer.get_vocab()
+    words = sorted(t[1:] for t in vocab if t.startswith("Ġ") and t[1:].isalpha() and len(t) > 3) if kind == "gpt2" \
+        else sorted(t for t in vocab if t.isalpha() and len(t) > 3)
+    assert len(words) >= 3, "the fixture's vocabulary has whole words"
+    for word in words[:20]:
+        in_a_sentence = model.tokenizer.encode("a " + word, add_special_tokens=False).ids[-1]
+        assert iv.word_id(model, word) == in_a_sentence
+        assert iv.word_id(model, model.tokenizer.id_to_token(in_a_sentence)) == in_a_sentence
+
+
 def test_bad_input_is_named(families, translator):
     model = families["gpt2"][0]
     ids = sentence(model, "gpt2")
@@ -421,8 +436,8 @@ def test_bad_input_is_named(families, translator):
         (lambda: iv.patching_map(model, ids, ids[:-1], (7, 11)), "the clean sentence has 9 tokens and the corrupted "
                                                                   "one 8: patch between sentences of the same length"),
         (lambda: iv.patching_map(model, ids, ids, (7, 11)), "the same logit difference"),
-        (lambda: iv.patching_map(model, ids, ids[::-1], ("no such word", 11)), "word 'no such word' is not in this "
-                                                                               "model's vocabulary"),
+        (lambda: iv.patching_map(model, ids, ids[::-1], ("no such word", 11)), "word 'no such word' is not one token "
+                                                                               "of this model's vocabulary"),
     ]
     for call, says in cases:
         with pytest.raises(InputError, match=says):

@@ -5,7 +5,9 @@ import streamlit as st
 
 import explorer_cache as cache
 import explorer_state as state
+import whatif_panel as panel
 from macaron import plot
+from macaron.plot.whatif import Run
 from macaron.studies import analysis
 
 MODES = {"models": "Two models · one sentence", "sentences": "One model · two sentences"}
@@ -22,13 +24,31 @@ def render() -> None:
     traced = trace(mode, picks, stages, texts, url, view, **look)
     if traced is None:
         state.not_drawn("c_norm", "c_view")  # the switches under the figure
+        panel.not_drawn("c")
         return
     models, trajs, names_ab, colors, projs, share, same_tokens, view = traced
-    fig = animation(mode, picks, stages, texts, url, models, trajs, names_ab, projs, share, same_tokens, view, **look)
+    spec = panel.chosen("c")
+    found = altered(mode, picks, texts, names_ab, spec) if spec else None
+    fig = animation(mode, picks, stages, texts, url, trajs, names_ab, colors, projs, share, view, spec, found, **look)
+    ta, tb = trajs
+    tokens = [a if a == b else f"{a} / {b}" for a, b in zip(ta.tokens, tb.tokens)]
+    offer = panel.Offer(min(len(t.layer_boundaries()) for t in trajs) - 1, min(m.config.n_heads for m in models),
+                        tokens)
+    panel.controls("c", offer, spec, spec is not None and found is None, url,
+                   [(name, f[2]) for name, f in zip(names_ab, found or ())],
+                   note="The same change in both runs; the measures below are of the runs as trained.")
+    described(mode, stages, models, share, same_tokens, view, found is not None, look["normalised"])
     if same_tokens:
         how_alike(picks, texts, trajs, names_ab, look["normalised"], look["hide"])
     over_depth(mode, trajs, names_ab, colors, projs, url, look["normalised"])
-    export(fig, trajs)
+    export(fig, [f[1] for f in found] if found else trajs, bool(found))
+
+
+def altered(mode, picks, texts, names_ab, spec) -> list | None:
+    """Each panel's run as trained, altered by `spec`, and what it changed (explorer_cache.what_if); None where one
+    is refused (the page says why)."""
+    found = [cache.what_if(p[1], t, spec, name) for p, t, name in zip(picks, texts, names_ab)]
+    return None if any(f is None for f in found) else found
 
 
 def inputs():
@@ -124,9 +144,10 @@ def trace(mode, picks, stages, texts, url, view, hide, labels, trail, normalised
     return models, trajs, names_ab, colors, projs, share, same_tokens, view
 
 
-def animation(mode, picks, stages, texts, url, models, trajs, names_ab, projs, share, same_tokens, view, hide,
-              labels, trail, normalised):
-    """The figure on one layer clock, its two switches and what it shows."""
+def animation(mode, picks, stages, texts, url, trajs, names_ab, colors, projs, share, view, spec, found, hide, labels,
+              trail, normalised):
+    """The figure on one layer clock and its two switches: the two runs, or with What if… both altered over their
+    runs as trained (side by side)."""
     ta, tb = trajs
     # The layer-time slider is the figure's own: both panels (or the overlay) are frames of one
     # Plotly figure on the union of the two time grids, so Play and the slider drive everything that
@@ -135,7 +156,11 @@ def animation(mode, picks, stages, texts, url, models, trajs, names_ab, projs, s
     state.init_widget("c_time", "t", 0.0, parse=float, valid=lambda v: any(abs(v - g) < 1e-6 for g in grid))
     t0 = min(grid, key=lambda g: abs(g - st.session_state["c_time"]))
     size = state.figure_size(mode == "models" and any(len(s) > 1 for s in stages), "room_compare")
-    if view == "overlay":
+    if found is not None:
+        fig = plot.whatif(runs(mode, picks, texts, names_ab, spec, found, normalised, hide),
+                          said=panel.said(spec, list(ta.tokens)), start_time=t0, trail=trail, labels=labels,
+                          colors=colors, **size)
+    elif view == "overlay":
         aligned = cache.procrustes(picks[0][1], picks[1][1], texts[0], normalised, hide)
         fig = plot.overlay(aligned, ta, tb, names_ab, start_time=t0, labels=labels, **size)
     else:
@@ -151,8 +176,31 @@ def animation(mode, picks, stages, texts, url, models, trajs, names_ab, projs, s
                          label_visibility="collapsed")
     if mode == "models":
         v2.segmented_control("Panels", list(VIEWS), key="c_view", format_func=VIEWS.get, required=True,
-                             label_visibility="collapsed", disabled=not same_tokens)
-    if view == "overlay":
+                             label_visibility="collapsed", disabled=ta.tokens != tb.tokens or found is not None)
+    return fig
+
+
+def runs(mode, picks, texts, names_ab, spec, found, normalised, hide) -> list[Run]:
+    """The two altered runs over theirs as trained: two models each in its own PCA (their coordinates are
+    unrelated), two sentences of one model in one."""
+    keys = [(p[1], t, None) for p, t in zip(picks, texts)]
+    if mode == "models":
+        projs = [p for k in keys for p in cache.what_if_projection((k,), spec, normalised, hide)]
+    else:
+        projs = cache.what_if_projection(tuple(keys), spec, normalised, hide)
+    return [Run(plain, alt, projs[2 * c], projs[2 * c + 1], effect, name)
+            for c, ((plain, alt, effect), name) in enumerate(zip(found, names_ab))]
+
+
+def described(mode, stages, models, share, same_tokens, view, altered: bool, normalised: bool) -> None:
+    """What the figure shows: its frames, the models."""
+    if altered:
+        st.caption("Each panel: its run with the change (particles) over its run as trained (hollow grey ghosts at "
+                   "the end of their faint paths), " + ("each model in its own PCA of both its runs"
+                                                        if mode == "models" else "one PCA of all four runs")
+                   + "; beside them each particle's distance from its own path over depth, the two runs' in their "
+                     "colours." + (" Overlaid after Procrustes returns without What if…" if view == "overlay" else ""))
+    elif view == "overlay":
         st.caption("A's particles (dots) and B's (open diamonds) in A's PCA frame: B's states rotated by one "
                    "orthogonal matrix for all layers, then shifted and scaled onto A's cloud at the same time. Grey "
                    "lines join the same token.")
@@ -176,7 +224,6 @@ def animation(mode, picks, stages, texts, url, models, trajs, names_ab, projs, s
     else:
         st.caption(f"**{state.model_label(models[0])}**")
     st.markdown(state.SCHEMES_SAID)
-    return fig
 
 
 def how_alike(picks, texts, trajs, names_ab, normalised, hide) -> None:
@@ -262,18 +309,20 @@ def over_depth(mode, trajs, names_ab, colors, projs, url, normalised) -> None:
                                        " Moves in the raw residual stream."))
 
 
-def export(fig, trajs) -> None:
-    """The view's link, and the animation and both trajectories as files."""
+def export(fig, trajs, altered: bool = False) -> None:
+    """The view's link, and the animation and both trajectories (with What if…, the altered runs) as files."""
     ta, tb = trajs
+    end = "-whatif" if altered else ""
     st.subheader("Share and export")
-    st.caption("The address bar holds this view: copy it to share. The camera icon above the animation saves the "
-               "frame on screen as a PNG.")
+    st.caption("The address bar holds this view (What if… too): copy it to share. The camera icon above the animation "
+               "saves the frame on screen as a PNG." + (" The files hold the altered runs, what was done in each "
+                                                        "trajectory's meta." if altered else ""))
     e1, e2, e3 = st.columns(3)
     e1.download_button("Animation (HTML)", data=lambda: plot.to_html(fig, "Macaron Explorer · compare"),
-                       file_name="compare.html", mime="text/html", on_click="ignore", icon=":material/movie:")
-    e2.download_button("Trajectory A (JSON)", data=ta.to_json, file_name="trajectory-A.json",
+                       file_name=f"compare{end}.html", mime="text/html", on_click="ignore", icon=":material/movie:")
+    e2.download_button("Trajectory A (JSON)", data=ta.to_json, file_name=f"trajectory-A{end}.json",
                        mime="application/json", on_click="ignore", icon=":material/data_object:")
-    e3.download_button("Trajectory B (JSON)", data=tb.to_json, file_name="trajectory-B.json",
+    e3.download_button("Trajectory B (JSON)", data=tb.to_json, file_name=f"trajectory-B{end}.json",
                        mime="application/json", on_click="ignore", icon=":material/data_object:")
 
 

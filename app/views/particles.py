@@ -1,13 +1,16 @@
 """Particles: one model, one sentence. Watch the tokens move, sub-step by sub-step."""
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 import explorer_cache as cache
 import explorer_state as state
+import whatif_panel as panel
 from macaron import plot
 from macaron.plot import slides
 from macaron.plot.style import CONVECTION_COLOR, DIFFUSION_COLOR
+from macaron.plot.whatif import Run
 from macaron.schemes import SCHEMES
 from macaron.studies import analysis
 
@@ -24,14 +27,23 @@ def render() -> None:
     chosen = inputs()
     if chosen is None:
         state.not_drawn("p_norm")  # the switch under the figure
+        panel.not_drawn("p")
         return
     picked, stages, sent, model, traj, url, view = chosen
     frame, head_sel = frame_and_heads(traj, url)
-    proj, fig = animation(traj, model, picked, stages, sent, frame, head_sel, **view)
-    rhythm(traj, proj, view["normalised"])
-    logit_lens(traj, model)
+    spec = panel.chosen("p")
+    found = cache.what_if(picked[1], sent, spec, picked[0]) if spec else None
+    proj, fig, shown = animation(traj, model, picked, stages, sent, frame, head_sel, found, spec, **view)
+    offer = panel.Offer(len(traj.layer_boundaries()) - 1, model.config.n_heads, list(traj.tokens))
+    panel.controls("p", offer, spec, spec is not None and found is None, url, [("", found and found[2])],
+                   note="The rhythm and the logit lens below are of the altered run; the attribution of the "
+                        "model as trained.")
+    described(traj, model, stages, proj, found is not None, **view)
+    rhythm(shown, proj, view["normalised"])
+    logit_lens(shown, model)
     attribution(traj, model, picked, sent, url)
-    export(traj, proj, fig, frame, head_sel, view["trail"], view["label_mode"])
+    export(shown, proj, fig, frame, head_sel, view["trail"], view["label_mode"],
+           panel.said(spec, traj.tokens) if found else "")
 
 
 def inputs():
@@ -111,21 +123,34 @@ def frame_and_heads(traj, url: dict) -> tuple[int, str]:
     return frame, head_sel
 
 
-def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, dim: str, hide_special: bool,
-              label_mode: str, trail: int, normalised: bool):
-    """The figure, the switch between the two views of the states and what the picture shows."""
+def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, found, spec, dim: str,
+              hide_special: bool, label_mode: str, trail: int, normalised: bool):
+    """The figure and the switch between the two views of the states under it: (the projection of the run drawn,
+    the figure, the run drawn): the sentence's, or with What if… its altered run over the unaltered one (2-D)."""
     # Everything that depends on the sub-step (the particles and their moves, who pulls whom, the
     # mixing matrix, the title naming the sub-step) is a frame of this one Plotly figure, so ▶ Play
     # and its slider move them together: one clock, and no server round trip per frame.
-    k = 3 if dim == "3D" else 2
-    proj, shared = cache.stage_frame(stages, picked[1], sent, k, normalised, hide_special)
     size = state.figure_size(len(stages) > 1, "room_particles")  # measured right above the figure
-    fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode,
-                         head=None if head_sel == "mean" else int(head_sel) - 1, **size)
+    head = None if head_sel == "mean" else int(head_sel) - 1
+    if found is not None:
+        plain, altered, effect = found
+        pp, pa = cache.what_if_projection(((picked[1], sent, None),), spec, normalised, hide_special)
+        fig = plot.whatif([Run(plain, altered, pp, pa, effect)], said=panel.said(spec, traj.tokens),
+                          start_time=float(traj.times[frame]), trail=trail, labels=label_mode, head=head, **size)
+        proj, shown = pa, altered
+    else:
+        proj, _ = cache.stage_frame(stages, picked[1], sent, 3 if dim == "3D" else 2, normalised, hide_special)
+        fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode, head=head, **size)
+        shown = traj
     st.plotly_chart(fig, key="p_anim", config=dict(displaylogo=False, toImageButtonOptions=dict(scale=2)), theme=None)
-
     st.segmented_control("Show the states", list(VIEWS), key="p_norm", format_func=VIEWS.get, required=True,
                          label_visibility="collapsed")
+    return proj, fig, shown
+
+
+def described(traj, model, stages, proj, altered: bool, dim: str, hide_special: bool, label_mode: str, trail: int,
+              normalised: bool) -> None:
+    """What the picture shows: the view of the states, the plane, the model; what the arrows and dots are."""
     sizes = analysis.mean_norms(traj.states)
     grows = (f"the particles' mean length is {sizes[0]:.2g} at the embedding and at most {sizes.max():.3g}"
              + (", so the opening frame is one dot" if sizes.max() > 20 * sizes[0] else ""))
@@ -140,15 +165,19 @@ def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, dim:
                    f"its weights), the input of the next attention or FFN. In the raw residual stream {grows}."
                    if normalised else f"**The raw residual stream**, sizes kept: {grows}. *What the operators "
                    "read* standardises every token first, as LayerNorm does before each operator.")
-    seen = analysis.share_in_view(traj, proj, normalised)
-    if seen[0] < 0.5 * seen[1:].mean():
+    k = np.shape(proj.coords)[-1]
+    seen = analysis.share_in_view(traj, proj, normalised) if not altered else None
+    if seen is not None and seen[0] < 0.5 * seen[1:].mean():
         st.caption(f"This plane holds {seen[0]:.0%} of the embedding's spread and {seen[1:].mean():.0%} of a later "
                    "state's (mean): at t = 0 the particles differ in many directions at once, few of them drawn here; "
                    "the layers gather their differences into the directions this picture shows.")
     pcs = f"PC1 and PC2 explain **{proj.explained[:2].sum():.0%}**" + (
         "" if k == 2 else f", PC3 **{proj.explained[2]:.0%}**")
+    shared = len(stages) > 1 and not altered
     st.caption(f"**{state.model_label(model)}** · {len(traj.tokens)} particles · {traj.n_steps} sub-steps · {pcs} "
-               + (f"of the variance of all states at all {len(stages)} stages of training (one PCA for all: the same "
+               + ("of the variance of all states of both runs, as trained and altered (one PCA, in 2-D: a ghost and "
+                  "its particle in one frame)" if altered else
+                  f"of the variance of all states at all {len(stages)} stages of training (one PCA for all: the same "
                   "directions at every stage, each drawn at its own scale)" if shared else
                   "of the variance of all states"))
 
@@ -160,14 +189,17 @@ def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, dim:
             f"{state.swatch(DIFFUSION_COLOR)} **blue: diffusion (attention)**, each particle moves "
             f"because of the others; {state.swatch(CONVECTION_COLOR)} **vermillion: convection (FFN)**, "
             "each moves on its own. Dotted arrows (*who pulls whom*) join each particle to the one it listens to most; "
-            "the matrix on the right gives every weight of the same sub-step (row *i*: particle *i*'s attention, "
-            "each row sums to 100 %), and for convection it is the identity: each particle reads only itself. Hover "
-            "a dot or a cell for its numbers.", unsafe_allow_html=True)
+            + ("with What if…, a hollow grey dot is each particle's ghost, where the model as trained has it at the "
+               "same sub-step, at the end of its faint unaltered path, a thin line joining ghost and particle; the "
+               "chart beside gives each particle's distance from its own path over depth, a cursor on the same clock."
+               if altered else
+               "the matrix on the right gives every weight of the same sub-step (row *i*: particle *i*'s attention, "
+               "each row sums to 100 %), and for convection it is the identity: each particle reads only itself.")
+            + " Hover a dot or a cell for its numbers.", unsafe_allow_html=True)
     with right:
         st.markdown(state.SCHEMES_SAID)
         for name in ("lie-trotter", "strang"):
             st.latex(f"\\text{{{SCHEMES[name].layer}}}:\\; {SCHEMES[name].latex}")
-    return proj, fig
 
 
 def rhythm(traj, proj, normalised: bool) -> None:
@@ -226,12 +258,15 @@ def attribution(traj, model, picked, sent, url: dict) -> None:
             st.warning(f"Attribution failed: {e}", icon=":material/warning:")
 
 
-def export(traj, proj, fig, frame: int, head_sel: str, trail: int, label_mode: str) -> None:
-    """The view's link, and the frame, the animation and the trajectory as files."""
+def export(traj, proj, fig, frame: int, head_sel: str, trail: int, label_mode: str, said: str = "") -> None:
+    """The view's link, and the frame, the animation and the trajectory as files (`said`: what was done to the run
+    drawn, with What if…)."""
     st.subheader("Share and export")
-    st.caption("The address bar holds this view (sentence, model, options, first frame): copy it to share. The "
-               "camera icon above the animation saves the frame on screen as a PNG.")
-    stem = f"{traj.meta.get('model', 'model')}".replace("/", "_") or "trajectory"
+    st.caption("The address bar holds this view (sentence, model, options, first frame, What if…): copy it to share. "
+               "The camera icon above the animation saves the frame on screen as a PNG."
+               + (f" The files hold the altered run ({said}): the HTML its ghosts too, the slides and the movie "
+                  "the altered run alone, the trajectory what was done in its meta." if said else ""))
+    stem = (f"{traj.meta.get('model', 'model')}".replace("/", "_") or "trajectory") + ("-whatif" if said else "")
     S = len(traj.labels)
     options = dict(trail=trail, head=None if head_sel == "mean" else int(head_sel) - 1, labels=label_mode)
     slide = st.selectbox("For slides, the frame of sub-step", list(range(S)), index=frame, key="p_still",

@@ -3,13 +3,17 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import streamlit as st
 
 import explorer_cache as cache
 import explorer_state as state
+import whatif_panel as panel
 from macaron import plot
 from macaron.formats.folder import translator_scores
 from macaron.plot.style import CONVECTION_COLOR, CROSS_COLOR, DIFFUSION_COLOR, SYSTEM_LOOK
+from macaron.plot.whatif import Run, shared
+from macaron.schemes import CONVECTION, CROSS, DIFFUSION
 from macaron.translation import model as translation
 
 state.header("Translate: two particle systems",
@@ -39,6 +43,7 @@ def render() -> None:
     url = dict(src=text, m=state.url_model(picked, names), beam=beam)
     if found is None:
         state.sync_url(url)
+        panel.not_drawn("t")
         if model is not None and not text.strip():
             st.info("Type a sentence in the source language and press Enter.", icon=":material/edit_note:")
         return
@@ -51,12 +56,58 @@ def render() -> None:
          + ([(other[0], found_b[0], cache.load_translation(other[1]).config)] if found_b else []))
     measured([p for p in (picked, other) if p])
     view = view_options(both, url)
-    if found_b is None:
+    picks = [p for p in (picked, other) if p]
+    spec = panel.chosen("t")
+    alt = altered(picks, text, beam, spec) if spec else None
+    if alt is not None:
+        proj, fig = what_if(picks, text, beam, spec, alt, both, **view)
+    elif found_b is None:
         proj, fig = animation(picked, text, beam, both, **view)
     else:
         fig = side_by_side((picked, other), text, beam, (both, found_b[1]), **view)
-    shares([p for p in (picked, other) if p], text, beam, model, view["normalised"], view["hide_special"], url)
-    export(tr, both, fig)
+    source, layers = both.meta["two_systems"]["source"], (model.config.encoder.n_layers, model.config.decoder.n_layers)
+    offer = panel.Offer(min(layers), min(model.config.encoder.n_heads, model.config.decoder.n_heads),
+                        list(both.tokens[:source]), (DIFFUSION, CONVECTION, CROSS), systems=True)
+    panel.controls("t", offer, spec, spec is not None and alt is None, url,
+                   [(name if len(picks) > 1 else "", a[2]) for (name, _), a in zip(picks, alt or ())],
+                   note="A particle cut, held or patched is the source's. The shares below are of the translation "
+                        "as trained.")
+    if len(picks) == 1:
+        described(picked, alt[0][1] if alt else both, proj, view["normalised"], alt is not None)
+    shares(picks, text, beam, model, view["normalised"], view["hide_special"], url)
+    export(alt[0][3] if alt else tr, alt[0][1] if alt else both, fig, bool(alt))
+
+
+def altered(picks, text: str, beam: int, spec) -> list | None:
+    """Each model's translation as trained and altered by `spec` (explorer_cache.what_if); None where one is
+    refused (the page says why, in its name)."""
+    found = [cache.what_if(path, text, spec, name, beam=beam) for name, path in picks]
+    return None if any(f is None for f in found) else found
+
+
+def what_if(picks, text: str, beam: int, spec, alt, both, dim: str, hide_special: bool, label_mode: str, trail: int,
+            normalised: bool, frame: int):
+    """Each model's altered translation over its translation as trained, both systems on one clock (2-D)."""
+    runs = [Run(before, after, *cache.what_if_projection(((path, text, beam),), spec, normalised, hide_special),
+                effect, name if len(picks) > 1 else "")
+            for (name, path), (before, after, effect, _) in zip(picks, alt)]
+    fig = plot.whatif(runs, said=panel.said(spec, list(both.tokens), systems=True), trail=trail, labels=label_mode,
+                      start_time=float(both.times[min(frame, len(both.times) - 1)]), **size())
+    st.plotly_chart(fig, key="t_anim", config=dict(displaylogo=False, toImageButtonOptions=dict(scale=2)), theme=None)
+    st.segmented_control("Show the states", list(VIEWS), key="t_norm", format_func=VIEWS.get, required=True,
+                         label_visibility="collapsed")
+    ghosts = ", ".join(f"{shared(r.plain, r.altered) - in_source(r)} of {len(r.altered.tokens) - in_source(r)}"
+                       for r in runs)
+    st.caption(("Each panel its own PCA of its model's states, as trained and altered" if len(runs) > 1 else
+                "One PCA of both systems' states, as trained and altered" + (" (2-D)" if dim == "3D" else ""))
+               + f". The translation's particles with a ghost: {ghosts} (the words both runs wrote, from the start: "
+                 "where the altered run writes another word, its particles from there on have no counterpart).")
+    return runs[0].proj_altered, fig
+
+
+def in_source(run: Run) -> int:
+    """How many of a run's particles (both systems on one clock) are the source's."""
+    return run.altered.meta["two_systems"]["source"]
 
 
 def second(names: list[str], picked, url: dict):
@@ -178,20 +229,25 @@ def view_options(both, url: dict) -> dict:
 
 def animation(picked, text: str, beam: int, both, dim: str, hide_special: bool, label_mode: str, trail: int,
               normalised: bool, frame: int):
-    """Both systems on one clock: the figure, the switch between the two views of the states, what it shows."""
-    k = 3 if dim == "3D" else 2
-    proj = cache.project_translation(picked[1], text, beam, k, normalised, hide_special)
+    """Both systems on one clock: the figure and the switch between the two views of the states."""
+    proj = cache.project_translation(picked[1], text, beam, 3 if dim == "3D" else 2, normalised, hide_special)
     fig = plot.particles(both, proj, start=frame, trail=trail, labels=label_mode, **size())
     st.plotly_chart(fig, key="t_anim", config=dict(displaylogo=False, toImageButtonOptions=dict(scale=2)), theme=None)
     st.segmented_control("Show the states", list(VIEWS), key="t_norm", format_func=VIEWS.get, required=True,
                          label_visibility="collapsed")
-    two = both.meta["two_systems"]
+    return proj, fig
+
+
+def described(picked, both, proj, normalised: bool, altered: bool = False) -> None:
+    """What the figure of one model shows: its particles, its plane, what the arrows and the matrix are."""
+    two, k = both.meta["two_systems"], np.shape(proj.coords)[-1]
     pcs = f"PC1 and PC2 explain **{proj.explained[:2].sum():.0%}**" + ("" if k == 2 else
                                                                       f", PC3 **{proj.explained[2]:.0%}**")
     st.caption(f"**{picked[0]}** · {two['source']} source and {len(both.tokens) - two['source']} target particles · "
                f"{both.n_steps} sub-steps (E: the encoder's layers, D: the decoder's) · {pcs} of the variance of "
-               f"all states of both systems" + (" · every state standardised per token, as a LayerNorm without its "
-                                               "weights reads it" if normalised else " · the raw residual stream"))
+               f"all states of both systems" + (", as trained and altered (2-D)" if altered else "")
+               + (" · every state standardised per token, as a LayerNorm without its weights reads it" if normalised
+                  else " · the raw residual stream"))
     source, target = SYSTEM_LOOK["source"], SYSTEM_LOOK["target"]
     st.markdown(
         f"**What you see.** <span style='color:{source[0]}'>●</span> **source** particles, "
@@ -201,11 +257,13 @@ def animation(picked, text: str, beam: int, both, dim: str, hide_special: bool, 
         f"decoder moves the translation: {state.swatch(DIFFUSION_COLOR)} **attention** among its own particles, each "
         f"seeing only those before it; {state.swatch(CROSS_COLOR)} **cross-attention**, a pull toward the source's "
         f"particles; {state.swatch(CONVECTION_COLOR)} the **FFN**, each on its own. Dotted arrows join each particle "
-        "to the one it listens to most; in a cross-attention sub-step that is a source particle. The matrix "
-        "shows the particles that move (its rows) and those they listen to (its columns): the source's over the "
-        "source's while the encoder runs, then the translation's over the translation's, or over the source's in a "
-        "cross-attention sub-step.", unsafe_allow_html=True)
-    return proj, fig
+        "to the one it listens to most; in a cross-attention sub-step that is a source particle. "
+        + ("With What if…, a hollow grey dot is each particle's ghost: where the model as trained has it at the same "
+           "sub-step, at the end of its faint path, a thin line joining ghost and particle; the chart beside gives "
+           "each particle's distance from its own path over depth, a cursor on the same clock." if altered else
+           "The matrix shows the particles that move (its rows) and those they listen to (its columns): the "
+           "source's over the source's while the encoder runs, then the translation's over the translation's, or "
+           "over the source's in a cross-attention sub-step."), unsafe_allow_html=True)
 
 
 VIEWS = state.STATE_VIEWS
@@ -269,11 +327,13 @@ def shares(picks: list, text: str, beam: int, model, normalised: bool, hide_spec
         + " A share of path is not a share of the meaning carried: a short pull can matter most.")
 
 
-def export(tr, both, fig) -> None:
-    """The view's link, and the animation and both trajectories as files."""
+def export(tr, both, fig, altered: bool = False) -> None:
+    """The view's link, and the animation and both trajectories (with What if…, the altered translation's) as files."""
     st.subheader("Share and export")
-    st.caption("The address bar holds this view (sentence, model, search, options, first frame): copy it to share.")
-    stem = (both.meta.get("model") or "translation").replace("/", "_")
+    st.caption("The address bar holds this view (sentence, model, search, options, first frame, What if…): copy it to "
+               "share." + (" The files hold the altered translation, what was done in each trajectory's meta; the "
+                           "HTML its ghosts too." if altered else ""))
+    stem = (both.meta.get("model") or "translation").replace("/", "_") + ("-whatif" if altered else "")
     e1, e2 = st.columns(2)
     e1.download_button("Animation (HTML, works offline)", data=lambda: plot.to_html(fig, f"Macaron Explorer · {stem}"),
                        file_name=f"{stem}-translation.html", mime="text/html", on_click="ignore",

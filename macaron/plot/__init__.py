@@ -27,8 +27,9 @@ from .race import gaps as race_gaps
 from .rhythm import displacement, displacement_heatmap
 from .style import to_html
 from .translation import move_shares
+from .whatif import whatif
 
 __all__ = ["attribution_html", "cka", "compare", "convergence", "displacement", "displacement_heatmap", "kappa_curves",
            "layer_bars", "learning", "lines_over_depth", "logit_lens", "mixing_heatmap", "model_colors", "move_shares",
            "overlay", "particles", "race_curves", "race_differences", "race_gaps", "ratio_histogram", "slope_rows",
-           "spread_rows", "to_html", "toy_particles", "untied_rows"]
+           "spread_rows", "to_html", "toy_particles", "untied_rows", "whatif"]
