@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from .network.interventions import Cut, Edits, Head, Hold, Off, Patch, Scale, layers_said, said, whole_number
+from .network.operators import SourceSystem
 from .network.reading import InputError
 from .trajectory import Trajectory
 
@@ -91,41 +92,34 @@ class PatchingMap:
 
 
 def word_id(model, word) -> int:
-    """A word's token id: the one token the word becomes after a space, as in the middle of a sentence ("she" →
-    GPT-2's "Ġshe", SentencePiece's "▁she", an uncased BERT's "she" for "She"), else the token itself ("Ġshe"), else
-    a token id."""
+    """A word's token id (a translator's: in its target vocabulary): the one token the word becomes after a space, as
+    in the middle of a sentence ("she" → GPT-2's "Ġshe", SentencePiece's "▁she", an uncased BERT's "she" for "She"),
+    else the token itself ("Ġshe"), else a token id."""
+    translator = model.kind == "translator"
+    tok = model.tokenizer.target if translator and model.tokenizer else model.tokenizer
+    vocab = model.config.decoder.vocab_size if translator else model.config.vocab_size
     i = word
-    if isinstance(word, str) and model.tokenizer:
-        ids = model.tokenizer.encode(" " + word.strip(), add_special_tokens=False).ids if word.strip() else []
-        i = ids[0] if len(ids) == 1 else model.tokenizer.token_to_id(word)
-    if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < model.config.vocab_size:
+    if isinstance(word, str) and tok:
+        ids = tok.encode(" " + word.strip(), add_special_tokens=False).ids if word.strip() else []
+        i = ids[0] if len(ids) == 1 else tok.token_to_id(word)
+    if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < vocab:
         raise InputError(f"word {word!r} is not one token of this model's vocabulary: give one of its tokens or a "
                          "token id")
     return int(i)
 
 
 @torch.no_grad()
-def patching_map(model, clean, corrupted, words: tuple, position: int | None = None,
-                 batch_size: int = 64) -> PatchingMap:
+def patching_map(model, clean, corrupted, words: tuple, position: int | None = None, batch_size: int = 64,
+                 prefix=()) -> PatchingMap:
     """Activation patching as a map (TransformerLens's get_act_patch_resid_pre, and the last state too): the metric
     is the logit difference logit(words[0]) − logit(words[1]) of the word the model answers at `position` (default:
     the clean sentence's, Trajectory.guess_at); every (layer boundary, particle) patch of the corrupted run with the
-    clean run's state, `batch_size` runs a batch."""
-    a, b = model.trace(clean), model.trace(corrupted)
-    if len(a.tokens) != len(b.tokens):
-        raise InputError(f"the clean sentence has {len(a.tokens)} tokens and the corrupted one {len(b.tokens)}: "
-                         f"patch between sentences of the same length")
-    at = a.guess_at if position is None else whole_number(position, "position")
-    if at is None or at >= len(a.tokens):
-        raise InputError(f"position {at}: give where the answer is read, a token of the sentence (or type a [MASK])")
-    good, bad = (word_id(model, w) for w in words)
-
-    def metric(ids, edits=None) -> torch.Tensor:  # [B]
-        logits = model.head(model(ids, edits=edits)[:, at])
-        return (logits[:, good] - logits[:, bad]).float().cpu()
-
-    ids = torch.tensor([b.token_ids], device=model.device)
-    clean_m, corrupted_m = float(metric(torch.tensor([a.token_ids], device=model.device))[0]), float(metric(ids)[0])
+    clean run's state, `batch_size` runs a batch. On a translator the particles patched are the source's (the
+    encoder's) and the answer is the translation's next word after `prefix` (target ids; default: its first word),
+    teacher-forced: `position` is then len(prefix), the translation's particle that answers."""
+    a, b, metric = (source_system if model.kind == "translator" else one_system)(model, clean, corrupted, words,
+                                                                                 position, prefix)
+    clean_m, corrupted_m = float(metric(a.token_ids)[0]), float(metric(b.token_ids)[0])
     if clean_m == corrupted_m:
         raise InputError("the two sentences give the same logit difference: there is nothing for a patch to restore")
     cells = [(s, t) for s in a.layer_boundaries() for t in range(len(a.tokens))]
@@ -133,6 +127,55 @@ def patching_map(model, clean, corrupted, words: tuple, position: int | None = N
     for start in range(0, len(cells), batch_size):
         chunk = cells[start:start + batch_size]
         patches = [(t, s, torch.as_tensor(a.states[s, t], device=model.device), r) for r, (s, t) in enumerate(chunk)]
-        out.append(metric(ids.expand(len(chunk), -1), Edits([None] * a.n_steps, [], patches)))
+        out.append(metric(b.token_ids, Edits([None] * a.n_steps, [], patches), len(chunk)))
     restored = (torch.cat(out).numpy().reshape(len(a.layer_boundaries()), -1) - corrupted_m) / (clean_m - corrupted_m)
-    return PatchingMap(restored, a.layer_boundaries(), a.tokens, at, clean_m, corrupted_m)
+    return PatchingMap(restored, a.layer_boundaries(), a.tokens, metric.at, clean_m, corrupted_m)
+
+
+def same_length(a: Trajectory, b: Trajectory) -> None:
+    if len(a.tokens) != len(b.tokens):
+        raise InputError(f"the clean sentence has {len(a.tokens)} tokens and the corrupted one {len(b.tokens)}: "
+                         f"patch between sentences of the same length")
+
+
+def one_system(model, clean, corrupted, words, position, prefix):
+    """(clean and corrupted Trajectories, the metric of a run: ids, Edits, batch → [batch] logit differences) of an
+    encoder or a decoder, the answer read at `position`."""
+    if prefix:
+        raise InputError("a prefix is a translation's beginning: this model is one particle system")
+    a, b = model.trace(clean), model.trace(corrupted)
+    same_length(a, b)
+    at = a.guess_at if position is None else whole_number(position, "position")
+    if at is None or at >= len(a.tokens):
+        raise InputError(f"position {at}: give where the answer is read, a token of the sentence (or type a [MASK])")
+    good, bad = (word_id(model, w) for w in words)
+
+    def metric(ids, edits=None, batch: int = 1) -> torch.Tensor:  # [batch]
+        logits = model.head(model(torch.tensor([ids], device=model.device).expand(batch, -1), edits=edits)[:, at])
+        return (logits[:, good] - logits[:, bad]).float().cpu()
+
+    metric.at = at
+    return a, b, metric
+
+
+def source_system(model, clean, corrupted, words, position, prefix):
+    """one_system's for a translator: its source's Trajectories (greedy translations' encoders), and the metric of
+    the translation's next word after `prefix`, teacher-forced, the decoder reading the patched source."""
+    a, b = (model.translate(text, beam=1).source for text in (clean, corrupted))
+    same_length(a, b)
+    target = [int(i) for i in prefix]
+    if position is not None and whole_number(position, "position") != len(target):
+        raise InputError(f"position {position}: a translator answers the word after its prefix, at {len(target)}")
+    if len(target) + 1 > model.config.decoder.max_len:
+        raise InputError(f"a prefix of {len(target)} tokens is past the decoder's {model.config.decoder.max_len} "
+                         "positions")
+    good, bad = (word_id(model, w) for w in words)
+
+    def metric(ids, edits=None, batch: int = 1) -> torch.Tensor:  # [batch]
+        source = model.encoder(torch.tensor([ids], device=model.device).expand(batch, -1), edits=edits)
+        row = torch.tensor([[model.config.start_id, *target]], device=model.device).expand(batch, -1)
+        logits = model.decoder.head(model.decoder(row, source=SourceSystem(source, None))[:, -1])
+        return (logits[:, good] - logits[:, bad]).float().cpu()
+
+    metric.at = len(target)
+    return a, b, metric

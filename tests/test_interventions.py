@@ -386,6 +386,43 @@ def test_the_search_reads_the_altered_decoder_as_its_trace_does(translator):
 
 
 # ---- bad input: one clear message naming what is wrong --------------------------------------------------------------
+def test_a_translators_patching_map_is_its_encoder_patched_by_forward_hooks(translator):
+    """On a translator the map patches the source's particles and reads the translation's next word after a prefix:
+    recomputed with PyTorch forward pre-hooks on the encoder's layers (and its final norm, for the last state) that
+    replace one particle's stream, and the model's own teacher-forced target_logits, cell by cell."""
+    clean = translator.translate(SOURCES[0], beam=1).source
+    corrupted = list(clean.token_ids)
+    corrupted[1] = corrupted[2]  # one source word replaced by another of the vocabulary
+    prefix = translator.translate(SOURCES[0], beam=1).target_ids[:1]
+    logits = translator.target_logits(clean.token_ids, prefix)[len(prefix)]
+    good, bad = (int(i) for i in logits.topk(2).indices)
+    found = iv.patching_map(translator, clean.token_ids, corrupted, (good, bad), prefix=prefix, batch_size=7)
+
+    def difference(ids) -> float:
+        row = translator.target_logits(ids, prefix)[len(prefix)]
+        return float(row[good] - row[bad])
+
+    c, r = difference(clean.token_ids), difference(corrupted)
+    modules = [*translator.encoder.layers, translator.encoder.final_norm]
+    expected = np.zeros((len(modules), len(clean.tokens)))
+    for row, (module, state) in enumerate(zip(modules, clean.layer_boundaries())):
+        for token in range(len(clean.tokens)):
+            def put(_module, args, state=state, token=token):
+                x = args[0].clone()
+                x[:, token] = torch.as_tensor(clean.states[state, token])
+                return (x, *args[1:])
+
+            handle = module.register_forward_pre_hook(put)
+            try:
+                expected[row, token] = (difference(corrupted) - r) / (c - r)
+            finally:
+                handle.remove()
+    assert found.states == clean.layer_boundaries() and found.position == len(prefix)
+    assert np.isclose(found.clean, c, rtol=1e-4) and np.isclose(found.corrupted, r, rtol=1e-4)
+    np.testing.assert_allclose(found.restored, expected, rtol=0, atol=1e-4)
+    assert not np.allclose(found.restored, 0)  # the source's particles carry the answer
+
+
 @pytest.mark.parametrize("kind", ["gpt2", "bert"])
 def test_a_word_is_the_token_it_becomes_in_the_middle_of_a_sentence(families, kind):
     """The map's words as a person types them ("she"): the token the word is in a sentence's middle (GPT-2's "Ġshe",
@@ -436,6 +473,11 @@ def test_bad_input_is_named(families, translator):
         (lambda: iv.patching_map(model, ids, ids[:-1], (7, 11)), "the clean sentence has 9 tokens and the corrupted "
                                                                   "one 8: patch between sentences of the same length"),
         (lambda: iv.patching_map(model, ids, ids, (7, 11)), "the same logit difference"),
+        (lambda: iv.patching_map(model, ids, ids[::-1], (7, 11), prefix=[5]), "this model is one particle system"),
+        (lambda: iv.patching_map(translator, SOURCES[0], SOURCES[1], (7, 11)), "patch between sentences of the same "
+                                                                               "length"),
+        (lambda: iv.patching_map(translator, SOURCES[0], SOURCES[0], (7, 11), position=3), "a translator answers "
+                                                                                          "the word after its prefix"),
         (lambda: iv.patching_map(model, ids, ids[::-1], ("no such word", 11)), "word 'no such word' is not one token "
                                                                                "of this model's vocabulary"),
     ]

@@ -50,8 +50,8 @@ def render() -> None:
     said(pm, model, good, bad)
     st.download_button("The map (CSV)", data=lambda: csv_text(pm), file_name="patching_map.csv", mime="text/csv",
                        on_click="ignore", icon=":material/table:")
-    st.caption("The translators are not on offer here: the library's patching map runs one particle system, an "
-               "encoder's or a decoder's.")
+    st.caption("The translators are not on offer here; the library's patching_map patches a translator's source "
+               "particles and reads its next word after a prefix (docs: the Patching page).")
 
 
 def inputs():
