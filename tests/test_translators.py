@@ -203,6 +203,26 @@ def test_a_checkpoint_written_before_the_translators_had_a_trainer_of_their_own_
     assert "penalties" not in resumed and set(resumed["run"]) == {"seed", "max_tokens", "corpus_stats", "total_steps"}
 
 
+def test_fit_minutes_counts_the_test_translations_at_the_end(folder, tmp_path):
+    """--fit-minutes on translators: the probe times the beam search that scores each model on test at the end (the
+    longest part of a translator's end, minutes on the race's 2,001 sentences), and the run ends by its clock."""
+    import time
+
+    args = train_args(folder, tmp_path / "fit")
+    at = args.index("--steps")
+    args[at:at + 2] = ["--fit-minutes", "0.75"]
+    t0 = time.time()
+    assert tr.main(args) == 0
+    wall = time.time() - t0
+    budget = json.loads((tmp_path / "fit" / "budget.json").read_text())
+    test = len((folder / "test.es").read_text(encoding="utf-8").splitlines())
+    assert budget["steps"] > 1 and budget["seconds_at_the_end"] > 15.0  # 15 s of slack, plus the test translations
+    assert wall < 45 + 25, f"the run took {wall:.0f} s for a 45 s budget ({test} test sentences)"
+    for name in ("transformer-es-en", "macaron-es-en"):
+        facts = json.loads((tmp_path / "fit" / "models" / name / "training.json").read_text())
+        assert facts["final"]["sentences"] == test  # scored on the whole test set as stored
+
+
 def test_a_run_refuses_a_folder_that_is_not_the_data(tmp_path, capsys):
     assert tr.main(train_args(tmp_path, tmp_path / "run")) == 2
     assert "stats.json: file is missing" in capsys.readouterr().err

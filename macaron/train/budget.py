@@ -36,12 +36,13 @@ def fit(run):
     dist.synchronize()
     per_step = (time.time() - t) / n
     later = run.place.step + 1  # an evaluation as during training (the translators' dev BLEU skips step 0)
-    per_eval = min(seconds(dist, lambda: [run.task.evaluate(m, later) for m in run.members]) for _ in range(2))
+    per_eval = run.task.evaluation_seconds(run.members, min(
+        seconds(dist, lambda: [run.task.evaluate(m, later) for m in run.members]) for _ in range(2)))
     per_ckpt = seconds(dist, lambda: resume.save(a.run_dir / "probe", dist, run.members, run.state_doc()))
     if dist.main:
         shutil.rmtree(a.run_dir / "probe", ignore_errors=True)
     left = 60 * a.fit_minutes - (time.time() - run.t_start)
-    final = 3 * per_eval + 2 * per_ckpt + 15.0  # last evaluations (plain, shuffled, replaced) and the model folders
+    final = run.task.closing_seconds(run.members, per_eval, per_ckpt)
     ckpt_every = min(a.checkpoint_every, max(1, int(60 * a.checkpoint_minutes / per_step)))
     per = per_step + per_eval / a.eval_every + per_ckpt / ckpt_every  # seconds a step, everything included
     steps = int(dist.agree((left - final) / per))
@@ -54,10 +55,10 @@ def fit(run):
     resume.save(a.run_dir, dist, run.members, run.state_doc())  # a kill from here on resumes this budget
     tokens = run.budget_tokens
     budget = {"seconds_per_step": per_step, "seconds_per_eval": per_eval, "seconds_per_checkpoint": per_ckpt,
-              "steps": steps, "tokens": tokens, "fit_minutes": a.fit_minutes, "models": list(run.configs),
-              "device": str(dist.device), "date": now_utc()}
+              "seconds_at_the_end": final, "steps": steps, "tokens": tokens, "fit_minutes": a.fit_minutes,
+              "models": list(run.configs), "device": str(dist.device), "date": now_utc()}
     if dist.main:
         (a.run_dir / "budget.json").write_text(json.dumps(budget, indent=1) + "\n")
     run.log(f"probe: {per_step:.3f} s a lockstep step of {len(run.members)} model(s), evaluation "
-             f"{per_eval:.2f} s, checkpoint {per_ckpt:.2f} s -> {steps:,} steps, {tokens:,} tokens each, "
-             f"to end within {a.fit_minutes:g} min")
+             f"{per_eval:.2f} s, checkpoint {per_ckpt:.2f} s, the end {final:.0f} s -> {steps:,} steps, {tokens:,} "
+             f"tokens each, to end within {a.fit_minutes:g} min")

@@ -104,6 +104,16 @@ class Task(ABC):
         """Scores of the data alone that every milestone's card shows beside the model's."""
         return {}
 
+    def evaluation_seconds(self, members: list, measured: float) -> float:
+        """What an evaluation of every model takes, for --fit-minutes's budget, from the probe's `measured` one."""
+        return measured
+
+    def closing_seconds(self, members: list, per_eval: float, per_ckpt: float) -> float:
+        """What the run's end takes after its last step, for --fit-minutes's budget (`per_eval`, `per_ckpt`: the
+        probe's seconds for one evaluation of every model and one checkpoint): the last evaluation and the model
+        folders."""
+        return per_eval + 2 * per_ckpt + 15.0
+
     @abstractmethod
     def model(self, out, m):
         """The finished model's folder (by the main process): `out.write_model` with its final scores."""

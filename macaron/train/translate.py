@@ -24,9 +24,11 @@ table for the source, the target and the head (the vocabulary is joint), dropout
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +41,7 @@ from tokenizers import Tokenizer
 from ..config import ModelConfig
 from ..translation.model import JointReading, TranslationConfig
 from ..translation.model import build as build_translator
+from ..translation.search import own_search
 from . import options, tatoeba, trainer, translator_card
 from .data import IGNORE, DataError, Order
 from .objective import LabelSmoothedNMT
@@ -269,6 +272,21 @@ def translate_split(model, folder: Path, split: str = "test", beam: int = BEAM, 
             "sentences": len(sources), "hypotheses": hypotheses}
 
 
+def longest_search_seconds(model, folder: Path, split: str, limit: int, beam: int) -> float:
+    """Seconds to translate the split's first `limit` sentences by the model's own search with every hypothesis run to
+    its longest (no </s> before the search's last word): the most its search costs, whatever the weights."""
+    sources = lines(folder, split, model.config.source_lang)[:limit]
+    was = model.training
+    model.eval()
+    t = time.time()
+    for text in sources:
+        ids = model.tokenize(text)[0]
+        search = own_search(model.config, len(ids), beam)
+        model.search(ids, search=dataclasses.replace(search, min_len=search.maxlen))
+    model.train(was)
+    return time.time() - t
+
+
 def dev_batches(dev: Bitext, max_tokens: int) -> list:
     """The dev set's fixed batches, as every evaluation reads them."""
     order = Buckets(dev.widths, max_tokens, 0)
@@ -370,6 +388,23 @@ class TranslationTask(Task):
         return (f"loss {result['loss']:.4f} acc {result['accuracy']:.4f} ppl {result['perplexity']:.2f}"
                 + (f" BLEU {result['dev_bleu']:.1f} (greedy, {self.args.dev_bleu})" if "dev_bleu" in result else "")
                 + (" (best)" if self.best.get(m.name, {}).get("step") == m.last_eval["step"] else ""))
+
+    def evaluation_seconds(self, members: list, measured: float) -> float:
+        """The probe's evaluation with its greedy dev BLEU at its longest: a model that has begun to learn writes
+        long translations where the probe's start ends them early (a run of 0.75 min took 207 s before)."""
+        if not self.args.dev_bleu:
+            return measured
+        return measured + len(members) * longest_search_seconds(members[0].network, Path(self.args.data), "dev",
+                                                                self.args.dev_bleu, beam=1)
+
+    def closing_seconds(self, members: list, per_eval: float, per_ckpt: float, probe: int = 8) -> float:
+        """Each model's chosen weights written and scored as stored (score_folder: dev loss, and the test set translated
+        by beam search, the longest part): the search at its longest on the test set's first `probe` sentences,
+        scaled to all of them."""
+        data = Path(self.args.data)
+        sentences = len(lines(data, "test", members[0].network.config.source_lang))
+        per_sentence = longest_search_seconds(members[0].network, data, "test", probe, BEAM) / min(probe, sentences)
+        return len(members) * (per_sentence * sentences + per_ckpt) + per_eval + 15.0
 
     def best_folder(self, m) -> Path:
         return self.args.run_dir / m.name / "best"
