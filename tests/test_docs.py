@@ -212,5 +212,11 @@ def test_the_readme_is_a_front_door():
     first = "\n".join(lines[:40])
     assert len(lines) <= 200
     for said in ("git clone --depth 1", "make app", "make test", "http://localhost:8501", "make serve", "PORT=",
-                 "I want to", "docs/img/particles-playing-1280x720.png"):
+                 "I want to", "docs/img/particles.webp"):
         assert said in first, said
+    from PIL import Image  # the picture moves: frames of the Particles page playing (tools/readme_animation.py)
+
+    picture = ROOT / "docs" / "img" / "particles.webp"
+    with Image.open(picture) as im:
+        assert im.format == "WEBP" and im.is_animated and im.n_frames >= 8
+    assert picture.stat().st_size < 4 * 2**20
