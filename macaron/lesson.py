@@ -1,4 +1,4 @@
-"""The guided lesson: seven steps, each a view of the explorer with one sentence of explanation and a note
+"""The guided lesson: eight steps, each a view of the explorer with one sentence of explanation and a note
 for the teacher. The app (its sidebar's *Guided lesson*, `?lesson=k`) and the lesson file
 (`python -m macaron lesson --out lesson.html`, macaron.plot.lesson) read these same steps, so they
 cannot drift apart.
@@ -6,6 +6,8 @@ cannot drift apart.
 A step's `view` holds the app's URL parameters of that view; "{transformer}" and "{macaron}" stand for
 the models the lesson is given (the default pair, or the pair among the models that ship their stages
 of training where a step asks for a stage); the translation step names the shipped translator (TRANSLATOR).
+A view with `if` opens the page's What if… panel (`if=off&if_kind=diffusion`: diffusion off; `if_layers` empty:
+in every layer); every other view opens it with nothing chosen (params).
 `print_at` is the frame the printed handout shows: a frame index of a Particles, Translate or Splitting-lab
 animation ("last": its last one), or a layer time on Compare.
 """
@@ -151,6 +153,28 @@ LESSON = (
         "as bench or as bank from the rest of the sentence, which the encoder has mixed into banco's particle. "
         "{translation}",
         12, "the decoder's first cross-attention: the source still, the translation pulled toward it"),
+    LessonStep(
+        "Switch off the interaction", "views/particles.py",
+        {**dict(s=PRESETS["born in new [MASK]"], m="{transformer}", at="final", frame="0", norm="1", trail="4"),
+         "if": "off", "if_kind": "diffusion", "if_layers": ""},  # "": every layer, whatever the app kept
+        "Switch attention off in every layer and each particle moves alone, from its own token and position, away "
+        "from its hollow grey ghost (the run as trained). On transformer-small the guess for [MASK] goes from york "
+        "(78 %) to [PAD], the padding token (2 %).",
+        # every number and quoted output measured with macaron.interventions on the shipped models, held by
+        # tests/test_lesson.py (test_step_8_says_what_the_library_measures)
+        "Measured on the shipped models, \"he was born in new [MASK] .\", diffusion off in every layer (each "
+        "attention sub-step moves no particle; the FFNs and their LayerNorms as trained), the model's own top guess "
+        "for [MASK] from its last state: transformer-small york 78 % → [PAD] 2 %, macaron-small york 75 % → \"the\" "
+        "5 %. Derived, so true of every model: with diffusion off only the FFNs and LayerNorms move a particle, and "
+        "they read one token at a time, so the [MASK]'s path depends only on its token and its position, and every "
+        "sentence with [MASK] at the same place gets the same answer: type \"the cat sat on the [MASK] .\" "
+        "([MASK] the 6th word again) and transformer-small guesses [PAD] 2 % again. On the translator "
+        f"({TRANSLATOR}, Translate, What if… switch a sub-step off, external field (cross-attention), every layer, "
+        "beam 5) the decoder never reads the source (nor does its search's length limit), so every source gets one "
+        "same translation: \"Me senté en el banco del parque.\" and \"Llevé el dinero al banco.\" both become "
+        "\"It's been to the same way that I among them.\"",
+        "last", "the last state, where the answer is read: each particle (●) at the end of its lone path, its "
+        "ghost (○) where attention took it"),
 )
 
 
@@ -196,5 +220,7 @@ def full_size(k: int, names) -> tuple[str, str] | None:
 
 
 def params(k: int, transformer: str, macaron: str) -> dict:
-    """Step k's view (1-based) with its models filled in."""
-    return {p: v.format(transformer=transformer or "", macaron=macaron or "") for p, v in LESSON[k - 1].view.items()}
+    """Step k's view (1-based) with its models filled in. A step without What if… says so (`if` empty): the app keeps
+    a page's last choices, and a step opened after step 8 would otherwise open with its intervention."""
+    view = {"if": "", **LESSON[k - 1].view}
+    return {p: v.format(transformer=transformer or "", macaron=macaron or "") for p, v in view.items()}

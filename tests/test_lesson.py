@@ -19,6 +19,7 @@ from macaron import lesson
 from macaron.__main__ import main
 from macaron.plot import lesson as handout
 from macaron.plot.particles import frame_title
+from macaron.schemes import DIFFUSION
 from macaron.studies import analysis
 from test_plot import decoded
 
@@ -107,6 +108,136 @@ def test_each_step_draws_the_apps_figure_at_the_steps_view(page, models_dir, sta
         assert "top guesses" in lens_layout["xaxis"]["title"]["text"]
     shown = re.findall(r"<div class='stage([^']*)' data-stage='(\d)'>", page)
     assert [c for c, _ in shown] == ["", " shown print", "", " print"]  # opens at the plateau; plateau and final print
+
+
+# ---- step 8: switch off the interaction ------------------------------------------------------------------------
+WHATIF = next(k for k, s in enumerate(lesson.LESSON, 1) if s.view.get("if"))
+
+
+def traces_at(data: list, frame: dict | None = None) -> dict:
+    """A figure's traces by name (the first of each), with a frame's updates applied."""
+    traces = [dict(d) for d in data]
+    for i, update in zip(frame["traces"], frame["data"]) if frame else ():
+        traces[i].update(update)
+    named = {}
+    for tr in traces:
+        named.setdefault(tr.get("name"), tr)
+    return named
+
+
+def xy(trace: dict) -> np.ndarray:
+    return np.stack([decoded(trace["x"]), decoded(trace["y"])], -1)
+
+
+def test_step_8_draws_the_altered_run_over_its_ghosts(page, models_dir):
+    """The What-if step: the Transformer's sentence with diffusion off in every layer, played over its run as trained
+    (the hollow ghosts) in one PCA of both runs, as the app's panel draws it; the handout's copy at the last state.
+    The particles are the altered trace's states, the ghosts the plain trace's, each projected by the library's
+    analysis; with diffusion off, no particle moves in an attention sub-step."""
+    import torch
+
+    import macaron
+    from macaron import interventions as iv
+
+    step = lesson.LESSON[WHATIF - 1]
+    assert step.page.endswith("particles.py") and step.view["if"] == "off" and step.view["if_kind"] == "diffusion"
+    model = macaron.load(models_dir / "tiny-transformer", device="cpu")
+    text = step.view["s"]
+    plain, altered = model.trace(text), model.trace(text, interventions=[iv.Off("diffusion")])
+    pp, pa = analysis.project_together(plain, altered, k=2, normalised=True, hide_special=True)
+    last = len(altered.labels) - 1
+    data, layout, frames = figure_spec(page, f"fig-{WHATIF}")
+    assert len(frames) == len(altered.labels) and layout["sliders"][0]["active"] == int(step.view["frame"])
+    assert "<b>What if:</b> diffusion off in every layer" in " ".join(a["text"] for a in layout["annotations"])
+    for f in range(len(frames)):
+        drawn = traces_at(data, frames[f])
+        np.testing.assert_allclose(xy(drawn["particles"]), pa.coords[f], atol=1e-4)
+        np.testing.assert_allclose(xy(drawn["unaltered"]), pp.coords[f], atol=1e-4)
+        if f and altered.steps[f - 1].kind == DIFFUSION:  # attention off: no particle moves
+            np.testing.assert_allclose(xy(drawn["particles"]), xy(traces_at(data, frames[f - 1])["particles"]))
+    data, layout, frames = figure_spec(page, f"fig-{WHATIF}-print")  # the handout's still, at the last state
+    assert frames == [] and "sliders" not in layout and layout["title"]["text"] == frame_title(altered, last)
+    drawn = traces_at(data)
+    np.testing.assert_allclose(xy(drawn["particles"]), pa.coords[last], atol=1e-4)
+    np.testing.assert_allclose(xy(drawn["unaltered"]), pp.coords[last], atol=1e-4)
+    assert np.linalg.norm(pa.coords[last] - pp.coords[last], axis=-1).min() > 0  # each apart from its ghost
+    section = page[page.index(f"id='step-{WHATIF}'"):]
+    section = section[:section.index("</section>")]
+    assert f"Printed at sub-step {last} of {altered.n_steps}: {html.escape(altered.labels[last])}" in section
+    with torch.no_grad():  # the answer the caption states, from the model's head on each run's last states
+        for run, said in ((plain, "as trained: "), (altered, "altered: ")):
+            p = torch.softmax(model.head(torch.as_tensor(run.final))[run.guess_at], -1)
+            word = model.tokenizer.id_to_token(int(p.argmax()))
+            assert html.escape(f"{said}{word} {float(p.max()):.0%}") in section
+
+
+def percent(p: float) -> str:
+    return f"{p:.0%}".replace("%", " %")  # as the lesson writes them
+
+
+def test_step_8_says_what_the_library_measures():
+    """Every number and quoted output of step 8, measured again on the shipped models: the [MASK]'s top guess before
+    and after diffusion off in every layer on transformer-small and macaron-small, the same answer for another
+    sentence with [MASK] at the same place (the [MASK]'s states equal, as derived), and the shipped translator's one
+    translation for two sources with cross-attention off (beam 5, as Translate opens)."""
+    import macaron
+    from macaron import interventions as iv
+
+    step = lesson.step(WHATIF)
+    text, off = step.view["s"], [iv.Off("diffusion")]
+    answers = {}
+    for name in ("transformer-small", "macaron-small"):
+        model = macaron.load(name, device="cpu")
+        plain, altered = model.trace(text), model.trace(text, interventions=off)
+        (was, p_was), (now, p_now) = (model.logit_lens(t, t.guess_at, 1)[-1][0] for t in (plain, altered))
+        answers[name] = model, altered, (was, p_was, now, p_now)
+        assert any(f"{name} {was} {percent(p_was)} → {w} {percent(p_now)}" in step.note for w in (now, f'"{now}"'))
+    model, altered, (was, p_was, now, p_now) = answers["transformer-small"]
+    assert f"from {was} ({percent(p_was)}) to {now}, the padding token ({percent(p_now)})" in step.say
+    assert model.tokenizer.token_to_id(now) == model.config.pad_id
+    cat = model.trace("the cat sat on the [MASK] .", interventions=off)  # another sentence, [MASK] the 6th word
+    assert cat.guess_at == altered.guess_at == 6 and cat.tokens[:6] == ["[CLS]", *"the cat sat on the".split()]
+    assert altered.tokens[:6] == ["[CLS]", *"he was born in new".split()]  # one token a word: the 6th word
+    np.testing.assert_array_equal(cat.states[:, 6], altered.states[:, 6])  # its path: its token and position only
+    again, p_again = model.logit_lens(cat, cat.guess_at, 1)[-1][0]
+    assert '"the cat sat on the [MASK] ."' in step.note and f"guesses {again} {percent(p_again)} again" in step.note
+    translator = macaron.load_translator(lesson.TRANSLATOR, device="cpu")
+    sources = ("Me senté en el banco del parque.", "Llevé el dinero al banco.")
+    written = {translator.translate(s, beam=5, interventions=[iv.Off("cross")]).text for s in sources}
+    assert len(written) == 1
+    said = " and ".join(f'"{s}"' for s in sources) + f' both become "{written.pop()}"'
+    assert said in step.note and f"({lesson.TRANSLATOR}, Translate" in step.note and "beam 5" in step.note
+
+
+def test_step_8_opens_particles_with_diffusion_off_and_the_next_step_without(app_env):
+    """?lesson=8 opens Particles with the What-if panel set (diffusion off, every layer) and its figure says so; a step
+    opened after it opens with nothing chosen, and step 8 opened again is at every layer whatever was chosen there."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app" / "main.py"), default_timeout=120)
+    at.query_params.update({"lesson": str(WHATIF)})
+    at.run(timeout=120)
+    assert not at.exception, [e.message for e in at.exception]
+
+    def what_if_said() -> str:
+        fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+        return " ".join(a["text"] for a in fig["layout"]["annotations"] if a["text"].startswith("<b>What if:</b>"))
+
+    assert at.text_input(key="p_text").value == lesson.PRESETS["born in new [MASK]"]
+    assert at.selectbox(key="p_if").value == "off" and at.selectbox(key="p_if_kind").value == "diffusion"
+    assert "diffusion off in every layer" in what_if_said()
+    assert f"Lesson {WHATIF} of {len(lesson.LESSON)} · Switch off the interaction" in " ".join(
+        str(m.value) for m in at.markdown)
+    at.multiselect(key="p_if_layers").set_value([1])
+    at.run(timeout=120)
+    assert "diffusion off in layer 2" in what_if_said()
+    at.button(key="lessonmenu1").click()
+    at.run(timeout=120)
+    assert not at.exception and at.selectbox(key="p_if").value == "" and what_if_said() == ""
+    at.button(key=f"lessonmenu{WHATIF}").click()
+    at.run(timeout=120)
+    assert not at.exception and at.selectbox(key="p_if").value == "off"
+    assert "diffusion off in every layer" in what_if_said()
 
 
 def test_step_4_says_where_the_trained_orders_are_missing(models_dir):

@@ -27,6 +27,7 @@ from macaron import lesson  # noqa: E402
 from macaron.__main__ import main  # noqa: E402
 
 BLUE, VERMILLION = (0, 114, 178), (213, 94, 0)  # diffusion, convection (macaron.plot.style)
+WHATIF = next(k for k, s in enumerate(lesson.LESSON, 1) if s.view.get("if"))  # step 8: diffusion switched off
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +89,9 @@ def test_every_step_is_drawn_from_the_file_with_nothing_fetched(opened):
     lab = page.evaluate("() => Array.from(document.querySelectorAll('#step-4 .figure .gtitle, #step-4 .figure "
                         ".g-y2title')).map(e => e.textContent).join(' | ')")
     assert "RMS" in lab and "Strang–Marchuk" in lab  # the error chart beside the toy system
+    said = page.evaluate("sel => Array.from(document.querySelectorAll(sel + ' .annotation-text'))"
+                         ".map(e => e.textContent).join(' | ')", f"#step-{WHATIF} .figure")
+    assert "What if: diffusion off in every layer" in said and "[MASK]: york" in said  # the altered run, its answer
     assert outside == []  # no request left the file
 
 
@@ -165,6 +169,8 @@ def test_the_file_prints_one_step_a_page(opened, tmp_path):
         assert f"{k} · {step.title}" in " ".join(text[i].split()), (k, text[i][:300])
         assert "For the teacher." in text[i] and "Printed at" in text[i]
     assert "plateau" in text[5] and "final" in text[6] and "Guesses for [MASK]" in text[5] + text[6]
+    page8 = " ".join(text[WHATIF - 1 + (WHATIF > lesson.STAGED)].split())
+    assert "What if: diffusion off in every layer" in page8  # the still of the altered run, drawn on its page
     assert "▶ Play" not in text[1] and "Pause" not in " ".join(text)  # the controls stay on screen
     shots = [p.read_bytes() for p in pages]
     for i, png in enumerate(shots):
@@ -199,7 +205,7 @@ def test_the_apps_download_button_gives_the_same_lesson(models_dir, browser, tmp
             # is lost, and no download would ever come
             page.wait_for_function(QUIET, timeout=120_000)
             expect(button).to_be_enabled(timeout=120_000)
-            try:  # the file is built when asked for: all seven steps' models traced on the server
+            try:  # the file is built when asked for: every step's models traced on the server
                 with page.expect_download(timeout=300_000) as got:
                     button.click()
                 download = got.value

@@ -6,7 +6,7 @@ handout (one step a page).
     write(Path("lesson.html"), html)                            # replaced only once complete
 
 The figures are the app's, built by the same functions (plot.particles, plot.compare, plot.toy_particles,
-plot.logit_lens) from the same views (macaron.lesson.LESSON). plotly.js is inlined once
+plot.logit_lens, plot.whatif: plot.lesson_whatif) from the same views (macaron.lesson.LESSON). plotly.js is inlined once
 (plotly.offline.get_plotlyjs); each figure is plotly.io.to_html without it. Nothing is fetched: no font,
 script or image leaves the file.
 """
@@ -35,6 +35,7 @@ from ..translation.model import joint
 from .compare import compare
 from .guesses import logit_lens
 from .lab import convergence, toy_particles
+from .lesson_whatif import whatif_step
 from .particles import particles
 from .style import model_label
 
@@ -309,6 +310,18 @@ def translation_panel(translator, step: lesson.LessonStep, div_id: str, font_siz
                  f"sub-step {f} of {both.n_steps}: {both.labels[f]}", caption)
 
 
+def whatif_panel(ms: Models, step: lesson.LessonStep, view: dict, div_id: str, font_size: int) -> Panel:
+    """A step with What if… (its view's `if`): the Transformer's run with the intervention over its run as trained,
+    as the app's panel draws it (plot.lesson_whatif), printed at the step's frame."""
+    text = view["s"]
+    plain = ms.trace(ms.transformer, text)
+    f = _frame(step.print_at, len(plain.labels))
+    drawn = whatif_step(ms.model(ms.transformer), plain, text, view, f, max_tokens=MAX_TOKENS, height=HEIGHT,
+                        width=WIDTH, font_size=font_size)
+    return Panel(figure_html(drawn.figure, div_id), still_html(drawn.still, div_id + "-print"),
+                 f"sub-step {f} of {plain.n_steps}: {drawn.altered.labels[f]}", drawn.caption)
+
+
 def guesses_html(model, traj) -> tuple[str, list]:
     """The model's own top 5 where its head answers the sentence (the first [MASK]; a decoder's next word), its
     last state through its output head, as the app says them."""
@@ -437,6 +450,9 @@ def lesson_html(models=None, learner=None, *, translator=None, present: bool = F
         elif step.page.endswith("compare.py"):
             parts.append(_step_html(k, step, _figure_block(compare_panel(ms, step, f"fig-{k}", font),
                                                            step.print_why), present))
+        elif view.get("if"):
+            parts.append(_step_html(k, step, _figure_block(whatif_panel(ms, step, view, f"fig-{k}", font),
+                                                           step.print_why), present))
         elif view.get("at", "final") == "final":
             panel = particles_panel(ms, ms.transformer, view["s"], view, step, f"fig-{k}", font)[0]
             parts.append(_step_html(k, step, _figure_block(panel, step.print_why), present))
@@ -447,7 +463,7 @@ def lesson_html(models=None, learner=None, *, translator=None, present: bool = F
     intro = (
         "<header class='intro'><h1>Macaron Explorer · a guided lesson</h1>"
         f"<p>Transformers as particle dynamics, in {len(lesson.LESSON)} steps. Models: <b>{html.escape(a)}</b> "
-        f"(Transformer, steps 1–3 and 5), <b>{html.escape(b)}</b> (Macaron, step 5), <b>{html.escape(c)}</b> "
+        f"(Transformer, steps 1–3, 5 and 8), <b>{html.escape(b)}</b> (Macaron, step 5), <b>{html.escape(c)}</b> "
         f"(step 6, at its stages of training), <b>{html.escape(str(translator or lesson.TRANSLATOR))}</b> (step 7, "
         f"a translator). Written {made} by Macaron Explorer "
         "(<code>python -m macaron lesson</code>).</p>"
