@@ -16,8 +16,10 @@ import browser
 import explorer_cache as cache
 import macaron
 from macaron import lesson
-from macaron.formats.registry import LOADS, translates
+from macaron.formats.folder import CheckpointError
+from macaron.formats.registry import LOADS, fields_of, translates
 from macaron.plot.style import model_label  # noqa: F401  (the pages label models with it)
+from macaron.schemes import ORDERS_SAID
 from macaron.sources import hub
 from macaron.sources import locate as sources
 from macaron.sources.shipped import PRETRAINED, default_pair
@@ -33,14 +35,7 @@ PRESETS, DEFAULT_SENTENCE = lesson.PRESETS, lesson.DEFAULT_SENTENCE
 LESSON, LessonStep = lesson.LESSON, lesson.LessonStep
 
 
-# What the Particles and Compare pages say about the schemes, in the Splitting lab's words.
-SCHEMES_SAID = (
-    "A **Transformer** layer runs the **Lie–Trotter** order (attention, then FFN); a **Macaron** layer the "
-    "**Strang–Marchuk** order (½ FFN, attention, ½ FFN). Solved exactly, with the same FFN in both halves and "
-    "smooth operators, Strang's local error is O(γ³) against Lie–Trotter's O(γ²) as the step γ shrinks; a real "
-    "layer takes one Euler step per sub-step, which is O(γ²) either way, a post-LN layer (as the shipped models) "
-    "then a LayerNorm whose move does not shrink with the step, and its two half-FFNs are different networks — "
-    "the **Splitting lab** measures the step, the LayerNorms' move and the two halves.")
+SCHEMES_SAID = ORDERS_SAID  # what Particles and Compare say about the schemes, in the Splitting lab's words
 RHYTHM_SAID = (
     "Each bar spans its sub-step's share of layer time, the clock on which layers end at 1, 2, 3, …: Transformer "
     "½ diffusion + ½ convection; Macaron ¼ convection + ½ diffusion + ¼ convection. The shares are not step "
@@ -48,6 +43,14 @@ RHYTHM_SAID = (
     "½·FFN(x))), attention and a Transformer's FFN at the full step. Bar height: mean ‖Δx‖ over particles; grey "
     "dots: single particles.")
 
+
+# The stages of training and their "context effect": macaron.train.evaluate's context_effect = shuffled_loss − loss
+STAGES_SAID = (
+    "The same model at the stages of its training: the random start, the plateau (it does not yet use word order: "
+    "context effect below 0.05 nats), the rise (half of its final context effect) and the weights shipped. "
+    "**Context effect**: how much the model's held-out loss rises when every validation sequence's unmasked words "
+    "are shuffled among themselves (masked words, [CLS] and [SEP] stay in place): the loss so shuffled minus the "
+    "loss as read, in nats per masked token.")
 
 # The two views of a trajectory's states, as the switch under a particles figure names them (Particles, Translate).
 STATE_VIEWS = {True: "What the operators read", False: "Raw residual stream"}
@@ -248,20 +251,13 @@ def models_on_offer() -> tuple[list[str], str | None, str | None]:
     paths = model_paths()
     names = list(paths)
     if not names:
-        st.warning(
-            "**No model found.** Shipped models live in `pretrained/` (none there yet), or point the "
-            "explorer at folders with the environment variable `MACARON_MODELS_DIR` (a folder of model "
-            "folders) or `MACARON_MODELS` (comma-separated folders). You can still open a folder of your "
-            "own with the model picker below.", icon=":material/info:")
+        st.warning(f"**No model found.** {list_said(names)} You can still open a folder of your own with the model "
+                   "picker below.", icon=":material/info:")
     return (names, *default_pair(names, paths))
 
 
 NOT_HERE = ("**This server does not open that folder.** It opens model folders only inside the folders "
             "its operator allows (MACARON_MODEL_ROOTS).")
-
-
-def _showing(fallback: str | None) -> str:
-    return f"; showing **{fallback}** instead." if fallback else "."
 
 
 def model_picker(label: str, key: str, param: str, default: str | None, names: list[str]) -> tuple[str, str] | None:
@@ -273,6 +269,7 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
     folder_key, hub_key = f"{key}_folder", f"{key}_hub"
     st.session_state.setdefault("_param_of", {})[key] = param
     fallback = default if default in names else (names[0] if names else None)
+    showing = f"; showing **{fallback}** instead." if fallback else "."
     first = fallback or (CUSTOM if roots else HUB if from_hub else None)  # with no model listed: a way to open one
     if key not in st.session_state:
         raw = initial_query().get(param) if not st.session_state.get(f"_url_used_{key}") else None
@@ -287,17 +284,17 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
         else:
             st.session_state[key] = first
             if kept and kept not in (CUSTOM, HUB):  # the same words whether that path exists or not
-                st.warning("The link asks for a model this server does not offer" + _showing(fallback),
+                st.warning("The link asks for a model this server does not offer" + showing,
                            icon=":material/link_off:")
     if st.session_state[key] not in options:  # its folder left the server's list while this page was open
         if st.session_state[key] is not None:
-            st.warning(f"**{st.session_state[key]}** is no longer on this server's list of models" + _showing(fallback),
+            st.warning(f"**{st.session_state[key]}** is no longer on this server's list of models" + showing,
                        icon=":material/folder_off:")
         st.session_state[key] = first
     if not options:
         return None
     choice = st.selectbox(label, options, key=key, label_visibility=LABELS[presenting()],
-                          help="Shipped models live in pretrained/." + (
+                          help=list_said(names) + (
                               " Choose the last entry to open a folder of your own: a Macaron Explorer checkpoint "
                               "or a Hugging Face encoder or decoder folder (config.json, model.safetensors, "
                               f"tokenizer.json) of these families: {LOADS}."
@@ -319,6 +316,32 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
         st.error(NOT_HERE, icon=":material/block:")
         return None
     return Path(path).name or path, path
+
+
+def list_said(names: list[str]) -> str:
+    """What a model list holds, in two sentences (the model picker's ⓘ): where its models come from, the shipped
+    ones' layers × width as their configs say, and how to add one."""
+    paths, listed = all_model_paths(), os.environ.get("MACARON_MODELS") or os.environ.get("MACARON_MODELS_DIR")
+    shipped = [paths[n] for n in names if Path(paths[n]).parent == PRETRAINED]
+    shapes, others = " and ".join(sorted({s for s in map(shape, shipped) if s})), len(names) - len(shipped)
+    origin = ("the folders MACARON_MODELS or MACARON_MODELS_DIR name" if listed else
+              "this computer's Hugging Face cache or fetched releases")
+    return (f"This list: {len(shipped)} models shipped in pretrained/" + f" ({shapes}: layers × width)" * bool(shapes)
+            + f", {others} from {origin}" * bool(others) + ". To add one: python -m macaron fetch NAME downloads a Hub "
+            "model or a release onto this computer (listed unless MACARON_MODELS or MACARON_MODELS_DIR is set), or "
+            "start the app with MACARON_MODELS=folder1,folder2 (or MACARON_MODELS_DIR=a folder of model folders), "
+            "which then lists only those.")
+
+
+def shape(folder: str) -> str | None:
+    """Layers × width of a folder of ours, as its config says: '6 × 512'; a translator's encoder + decoder layers,
+    '3 + 3 × 256'; None for another config."""
+    try:
+        c = fields_of(Path(folder))
+        layers = f"{c['encoder']['n_layers']} + {c['decoder']['n_layers']}" if "encoder" in c else c["n_layers"]
+        return f"{layers} × {c.get('encoder', c)['d_model']}"
+    except (CheckpointError, OSError, KeyError, TypeError):
+        return None
 
 
 def hub_picker(key: str) -> tuple[str, str] | None:
@@ -367,11 +390,7 @@ def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str,
         if not present:
             st.subheader(title)
         slot, words = st.columns([2, 3], vertical_alignment="center") if present else (st.container(), None)
-        chosen = slot.select_slider(title, options, key=key, label_visibility="collapsed",
-                                    help="The same model at the stages of its training: the random start, the "
-                                         "plateau (it does not yet use word order: context effect below 0.05 "
-                                         "nats), the rise (half of its final context effect) and the weights "
-                                         "shipped.")
+        chosen = slot.select_slider(title, options, key=key, label_visibility="collapsed", help=STAGES_SAID)
         for pick, s, n in zip(picks, stages, named):
             if pick is None or chosen not in n:
                 out.append(pick)
@@ -379,7 +398,8 @@ def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str,
             _, label, path = s[n.index(chosen)]
             captions.append(f"{pick[0]}: {label}" if len(picks) > 1 else label)
             out.append((f"{pick[0]} · {chosen}", path))
-        (words or st).caption((f"**{title}** · " if present else "") + "  \n".join(captions))
+        (words or st).caption((f"**{title}** · " if present else "") + "  \n".join(captions),
+                              help=STAGES_SAID)  # its words say what the context effect in the caption is
     return out, (chosen if chosen != options[-1] else None)
 
 
@@ -564,11 +584,8 @@ def lesson_file(transformer: str, macaron_path: str, learner: str) -> str:
 # ---- device and timing ----------------------------------------------------------------------
 def device_text() -> str:
     import torch
-
-    if torch.cuda.is_available():
-        return f"CUDA GPU · {torch.cuda.get_device_name(0)}"
-    n = torch.get_num_threads()
-    return f"CPU · {n} thread{'s' if n > 1 else ''}"
+    n, gpu = torch.get_num_threads(), torch.cuda.is_available()
+    return f"CUDA GPU · {torch.cuda.get_device_name(0)}" if gpu else f"CPU · {n} thread{'s' * (n > 1)}"
 
 
 def sidebar_status() -> None:
@@ -578,7 +595,6 @@ def sidebar_status() -> None:
         st.caption(f":material/memory: **Inference:** {device_text()}")
         last = st.session_state.get("_last_trace")
         if last:
-            how = (f"cached (computed in {last['ms']:.0f} ms)" if last["cached"]
-                   else f"{last['ms']:.0f} ms")
+            how = f"cached (computed in {last['ms']:.0f} ms)" if last["cached"] else f"{last['ms']:.0f} ms"
             st.caption(f":material/timer: **Last trace:** {how} · {last['tokens']} tokens · "
                        f"{last['model']} on {last['device']}")

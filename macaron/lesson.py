@@ -106,15 +106,15 @@ LESSON = (
         dict(sys="linear", sub="exact", beta="1", np="24", T="1", steps="8", mag="10",
              show="lie-trotter,strang,unsplit", a=ODE_PAIR[0], b=ODE_PAIR[1]),
         "On a toy system whose exact motion is known, the order matters: sub-steps solved exactly (the same G "
-        "in both halves), Strang's local error is O(γ³), Lie–Trotter's O(γ²); with one Euler step per sub-step, "
-        "as a network layer takes, both are O(γ²).",
+        "in both halves), Strang's local error is O(h³), Lie–Trotter's O(h²); with one Euler step per sub-step, "
+        "as a network layer takes, both are O(h²).",
         "A Transformer layer runs the Lie–Trotter order (attention, then FFN), a Macaron layer the "
         "Strang–Marchuk order (½ FFN, attention, ½ FFN). The errors are drawn ×10 in the plane; the chart "
         "beside it gives their true size. Say the conditions with the claim: the ODE pair (one shared layer, "
         "steps h = 0.5, post-LN without gain or bias, Macaron's halves one FFN) meets them, and its measured "
         "slopes are close to the theorem's (the lab's section 3e); the other shipped models do not (a layer of "
         "their own at every depth, LayerNorm gains, two half-FFNs). A network takes one Euler step per "
-        "sub-step, O(γ²) locally in either order: there Strang can win only by a smaller error.",
+        "sub-step, O(h²) locally in either order: there Strang can win only by a smaller error.",
         "last", "the end of the run, t = 1: the errors each scheme has gathered"),
     LessonStep(
         "Transformer vs Macaron", "views/compare.py",

@@ -2,15 +2,15 @@
 
 An ODE dx/dt = F(x) + G(x) with F = diffusion (particles move because of each other,
 self-attention) and G = convection (each particle moves on its own, the FFN) is advanced
-one step of size γ by running the sub-flows one after another, each for a fraction of γ:
+one step of size h by running the sub-flows one after another, each for a fraction of h:
 
-    Lie–Trotter     x ← Φ_G(γ) Φ_F(γ) x                 local error O(γ²)   (Transformer layer)
-    Strang–Marchuk  x ← Φ_G(γ/2) Φ_F(γ) Φ_G(γ/2) x       local error O(γ³)   (Macaron layer)
-    the control     x ← Φ_G(γ/2) Φ_G(γ/2) Φ_F(γ) x       local error O(γ²)   (Macaron's sub-layers, Lie–Trotter order)
+    Lie–Trotter     x ← Φ_G(h) Φ_F(h) x                 local error O(h²)   (Transformer layer)
+    Strang–Marchuk  x ← Φ_G(h/2) Φ_F(h) Φ_G(h/2) x       local error O(h³)   (Macaron layer)
+    the control     x ← Φ_G(h/2) Φ_G(h/2) Φ_F(h) x       local error O(h²)   (Macaron's sub-layers, Lie–Trotter order)
 
 The orders hold for exact sub-flows Φ and, for Strang, the same G in both halves. A network layer
-takes one Euler step per sub-step (O(γ²) for both orders) and a Macaron layer's two half-FFNs are
-different networks (O(γ²) even when solved exactly): macaron.lab (untied) and macaron.studies.bridge measure both.
+takes one Euler step per sub-step (O(h²) for both orders) and a Macaron layer's two half-FFNs are
+different networks (O(h²) even when solved exactly): macaron.lab (untied) and macaron.studies.bridge measure both.
 
 A scheme is data: a tuple of sub-steps (kind, fraction), read left to right, plus the words
 and the formula a reader sees. Every registered scheme can build a network layer and run
@@ -37,6 +37,17 @@ SUBSTEP_KINDS = KINDS + (CROSS,)
 OPERATOR = {DIFFUSION: ("diffusion", "attention"), CONVECTION: ("convection", "FFN"),
             FULL: ("diffusion + convection", "attention + FFN"), CROSS: ("external field", "cross-attention")}
 OPERATOR_NAME = {kind: f"{math} ({network})" for kind, (math, network) in OPERATOR.items()}
+# Which operator is which, said wherever F and G are named before a page has said it
+F_AND_G = (f"**F** = {OPERATOR_NAME[DIFFUSION]}: each particle moves because of the others; "
+           f"**G** = {OPERATOR_NAME[CONVECTION]}: each particle moves on its own.")
+# The schemes' orders and their conditions, in one paragraph (the pages that show trained layers say it)
+ORDERS_SAID = (
+    "A **Transformer** layer runs the **Lie–Trotter** order (attention, then FFN); a **Macaron** layer the "
+    "**Strang–Marchuk** order (½ FFN, attention, ½ FFN). Solved exactly, with the same FFN in both halves and "
+    "smooth operators, Strang's local error is O(h³) against Lie–Trotter's O(h²) as the step h shrinks; a real "
+    "layer takes one Euler step per sub-step, which is O(h²) either way, a post-LN layer (as the shipped models) "
+    "then a LayerNorm whose move does not shrink with the step, and its two half-FFNs are different networks — "
+    "the **Splitting lab** measures the step, the LayerNorms' move and the two halves.")
 
 
 class Sub(NamedTuple):
@@ -53,7 +64,7 @@ LIE_TROTTER_GF = (Sub(CONVECTION, 1.0), Sub(DIFFUSION, 1.0))
 # The Macaron layer's sub-layers in Lie–Trotter order: in a stack, (F ½G ½G)ⁿ differs from Strang's (½G F ½G)ⁿ
 # only in where one half-G sits (last, not first), so it separates the order from the split FFN (issue 47)
 LIE_TROTTER_HALVES = (Sub(DIFFUSION, 1.0), Sub(CONVECTION, 0.5), Sub(CONVECTION, 0.5))
-UNSPLIT = (Sub(FULL, 1.0),)  # with Euler: one step of the whole field, x + γ(F + G)
+UNSPLIT = (Sub(FULL, 1.0),)  # with Euler: one step of the whole field, x + h(F + G)
 
 
 @dataclass(frozen=True)
@@ -70,19 +81,20 @@ class Scheme:
 # Registry order is reading order (the lab lists the schemes this way).
 SCHEMES: dict[str, Scheme] = {s.name: s for s in (
     Scheme("lie-trotter", LIE_TROTTER, "Lie–Trotter: F, then G", "Lie–Trotter", "Transformer layer",
-           r"x \leftarrow \Phi_G(\gamma)\,\Phi_F(\gamma)\,x", alias="transformer"),
+           r"x \leftarrow \Phi_G(h)\,\Phi_F(h)\,x", alias="transformer"),
     Scheme("strang", STRANG, "Strang–Marchuk: ½G, F, ½G", "Strang–Marchuk", "Macaron layer",
-           r"x \leftarrow \Phi_G(\tfrac{\gamma}{2})\,\Phi_F(\gamma)\,\Phi_G(\tfrac{\gamma}{2})\,x", alias="macaron"),
-    Scheme("lie-trotter-halves", LIE_TROTTER_HALVES, "Lie–Trotter, G in halves: F, ½G, ½G", "Lie–Trotter, G halved",
+           r"x \leftarrow \Phi_G(\tfrac{h}{2})\,\Phi_F(h)\,\Phi_G(\tfrac{h}{2})\,x", alias="macaron"),
+    # one name wherever it is shown, "Control": the race's (F ½G ½G)ⁿ against Strang's (½G F ½G)ⁿ (issue 47)
+    Scheme("lie-trotter-halves", LIE_TROTTER_HALVES, "Control: F, ½G, ½G", "Control",
            "Macaron's sub-layers in Transformer order",
-           r"x \leftarrow \Phi_G(\tfrac{\gamma}{2})\,\Phi_G(\tfrac{\gamma}{2})\,\Phi_F(\gamma)\,x",
+           r"x \leftarrow \Phi_G(\tfrac{h}{2})\,\Phi_G(\tfrac{h}{2})\,\Phi_F(h)\,x",
            alias="transformer-halves"),
-    Scheme("unsplit", UNSPLIT, "Unsplit Euler: x + γ(F + G)", "unsplit Euler", "no splitting",
-           r"x \leftarrow x + \gamma\,\bigl(F(x) + G(x)\bigr)"),
+    Scheme("unsplit", UNSPLIT, "Unsplit Euler: x + h(F + G)", "unsplit Euler", "no splitting",
+           r"x \leftarrow x + h\,\bigl(F(x) + G(x)\bigr)"),
     Scheme("lie-trotter-gf", LIE_TROTTER_GF, "Lie–Trotter: G, then F", "Lie–Trotter, G first",
-           "FFN before attention", r"x \leftarrow \Phi_F(\gamma)\,\Phi_G(\gamma)\,x"),
+           "FFN before attention", r"x \leftarrow \Phi_F(h)\,\Phi_G(h)\,x"),
     Scheme("strang-fgf", ATT_FFN_ATT, "Strang–Marchuk: ½F, G, ½F", "Strang, F halved", "Att–FFN–Att layer",
-           r"x \leftarrow \Phi_F(\tfrac{\gamma}{2})\,\Phi_G(\gamma)\,\Phi_F(\tfrac{\gamma}{2})\,x",
+           r"x \leftarrow \Phi_F(\tfrac{h}{2})\,\Phi_G(h)\,\Phi_F(\tfrac{h}{2})\,x",
            alias="att-ffn-att"),
 )}
 ALIASES = {s.alias: s.name for s in SCHEMES.values() if s.alias}

@@ -114,7 +114,51 @@ def test_particles_default_view_and_url():
     assert any(d["type"] == "heatmap" for d in fig["data"])  # who pulls whom, on the same clock
     assert "What the operators read" in texts(at.caption)
     assert len(at.main.get("download_button")) == 7  # PNG, SVG, GIF, MP4, HTML, CSV, JSON (the lesson's: sidebar)
-    assert "O(γ²) either way" in texts(at.markdown) and "Splitting lab" in texts(at.markdown)
+    assert "O(h²) either way" in texts(at.markdown) and "Splitting lab" in texts(at.markdown)
+    assert "γ" not in texts(at.markdown) + texts(at.caption)  # the step is h, as in the README and the lab
+
+
+def test_the_model_pickers_i_says_what_its_list_holds(app_env, monkeypatch):
+    """Issue 77: the ⓘ said only "Shipped models live in pretrained/". It says where the listed models come from
+    (here the folders MACARON_MODELS_DIR names, all of them), and how to add one; without those variables, how many
+    are shipped and their layers × width as their configs say, the others from this computer's caches."""
+    at = fresh()
+    names = list(state.model_paths())
+    said = at.selectbox(key="p_model").help
+    assert said.startswith(f"This list: 0 models shipped in pretrained/, {len(names)} from the folders "
+                           "MACARON_MODELS or MACARON_MODELS_DIR name.")
+    assert "python -m macaron fetch NAME" in said and "MACARON_MODELS=folder1,folder2" in said
+    monkeypatch.delenv("MACARON_MODELS_DIR")
+    listed = list(state.model_paths())  # pretrained/ and whatever loads from this computer's caches
+    shipped = [n for n in listed if (ROOT / "pretrained" / n / "config.json").is_file()]
+    shapes = {f"{c['n_layers']} × {c['d_model']}" for c in
+              (json.loads((ROOT / "pretrained" / n / "config.json").read_text()) for n in shipped)}
+    said = state.list_said(listed)
+    assert said.startswith(f"This list: {len(shipped)} models shipped in pretrained/ ({' and '.join(sorted(shapes))}:"
+                           " layers × width)")
+    others = len(listed) - len(shipped)
+    assert (f", {others} from this computer's Hugging Face cache or fetched releases." in said) == bool(others)
+    for name in state.model_paths(translation=True):  # a translator: its encoder's and decoder's layers
+        c = json.loads((Path(state.all_model_paths()[name]) / "config.json").read_text())
+        if "encoder" in c:
+            want = f"{c['encoder']['n_layers']} + {c['decoder']['n_layers']} × {c['encoder']['d_model']}"
+            assert state.shape(state.all_model_paths()[name]) == want
+
+
+def test_the_stage_of_trainings_context_effect_is_explained(tmp_path, app_env, monkeypatch):
+    """Issue 77: "context effect +1.20 nats" under the stage of training had no word on what it is. Its ⓘ gives the
+    definition macaron.train.evaluate computes: the held-out loss with each sequence's unmasked words shuffled,
+    minus the loss as read; on a projector too, where the caption stands beside the control."""
+    import shutil
+
+    from conftest import add_stages
+
+    staged = add_stages(shutil.copytree(app_env / "tiny-transformer", tmp_path / "staged"))
+    monkeypatch.setenv("MACARON_MODELS", str(staged))
+    for query in ({}, {"present": "1"}):
+        at = fresh({"s": "the cat sat on the mat .", "m": "staged", **query})
+        caption = next(c for c in at.caption if "context effect +1.20 nats" in str(c.value))
+        assert "shuffled among themselves" in caption.proto.help and "minus the loss as read" in caption.proto.help
 
 
 def test_particles_every_widget():
@@ -358,7 +402,8 @@ def test_lesson_steps_open_their_page_and_view():
     run(at)
     assert at.title[0].value.startswith("Splitting lab") and f"Lesson 4 of {len(state.LESSON)}" in texts(at.markdown)
     for step in map(lesson.step, range(1, len(state.LESSON) + 1)):
-        assert "O(γ³)" not in step.say or "O(γ²)" in step.say  # never Strang's order without its condition
+        for h in "hγ":  # the step, h (as the lab and the README write it; γ in older words)
+            assert f"O({h}³)" not in step.say or f"O({h}²)" in step.say  # never Strang's order without its condition
 
 
 def test_lesson_six_opens_the_plateau_of_the_default_transformer(tmp_path, app_env, monkeypatch):

@@ -564,9 +564,9 @@ def test_lab_draws_the_race_with_a_legend_clear_of_the_plot(server, page):
     gaps.scroll_into_view_if_needed()
     page.wait_for_timeout(500)
     drawn = gaps.locator("text").evaluate_all("els => els.map(e => e.textContent)")
-    assert "Lie–Trotter − Lie–Trotter, G halved: the gap in held-out loss along training" in drawn
+    assert "Lie–Trotter − Control: the gap in held-out loss along training" in drawn
     assert {"against tokens seen", "aligned at each run's plateau exit", "Lie–Trotter leaves the plateau",
-            "Lie–Trotter, G halved leaves the plateau"} <= set(drawn)
+            "Control leaves the plateau"} <= set(drawn)
     for budget in zoo.budgets(race):
         paths = [p for p in zoo.paths(race) if p["budget"] == budget]
         seeds = ", ".join(str(p["seed"]) for p in paths)

@@ -135,7 +135,7 @@ def test_convergence_figure_slopes_guides_and_axes(linear_study):
         # unsplit Euler exists with Euler sub-steps only
         assert len(named) == (2 if solver == "exact" else 3)
         guides = {a.text for a in fig.layout.annotations if "∝" in a.text}
-        assert guides == {"<b>∝ γ¹</b>", "<b>∝ γ²</b>", "<b>∝ γ³</b>"}
+        assert guides == {"<b>∝ h¹</b>", "<b>∝ h²</b>", "<b>∝ h³</b>"}
         assert fig.layout.xaxis.type == fig.layout.yaxis.type == fig.layout.xaxis2.type == "log"
         ys = np.concatenate([np.asarray(d.y, float) for d in fig.data])
         assert np.all(np.isfinite(ys)) and np.all(ys > 0)
@@ -166,9 +166,9 @@ def test_slope_rows(linear_study):
     rows = lf.slope_rows(linear_study)
     assert len(rows) == 5 + 6  # exact: five splittings; Euler: those and unsplit
     assert set(rows[0]) == {"scheme", "network layer", "sub-flows", "local slope", "global slope",
-                            "error at finest γ"}
+                            "error at finest h"}
     strang = next(r for r in rows if r["network layer"] == "Macaron layer" and r["sub-flows"] == "exact")
-    assert strang["local slope"].endswith("(γ³)") and strang["global slope"].endswith("(γ²)")
+    assert strang["local slope"].endswith("(h³)") and strang["global slope"].endswith("(h²)")
     assert len(lf.slope_rows(linear_study, ["strang"])) == 2
 
 
@@ -197,6 +197,48 @@ def test_layer_bars_ratio_histogram_kappa_curves_and_model_colours():
                                                            style.scheme_style("strang").color]
     assert lf.model_colors(["macaron", "macaron"]) == list(style.SLOT_COLORS)  # no borrowed scheme colour
     assert lf.model_colors(["bert", "transformer"]) == list(style.SLOT_COLORS)
+
+
+def _notes(fig) -> str:
+    return " ".join(a.text for a in fig.layout.annotations if "lies on" in a.text)
+
+
+def test_a_line_on_another_line_is_named(linear_study):
+    """With exact sub-flows the control's ½G, ½G is one G: its line lies on Lie–Trotter's (both panels of the orders,
+    and the error over time), and each chart says so in words; with Euler sub-steps its errors differ: where they are
+    still drawn within 1 % of the axis of Lie–Trotter's the chart says 'almost on', elsewhere nothing."""
+    control, lt = SCHEMES["lie-trotter-halves"].short, SCHEMES["lie-trotter"].short
+    said = re.compile(rf"<b>{control}</b>.* lies on .*<b>{lt}</b>")
+    shown = ["lie-trotter", "strang", "lie-trotter-halves"]
+    fig = validated(lf.convergence(linear_study, "exact", shown))
+    notes = [a for a in fig.layout.annotations if "lies on" in a.text]
+    assert sorted(a.xref for a in notes) == ["x domain", "x2 domain"] and all(said.search(a.text) for a in notes)
+    assert "Strang" not in _notes(fig)  # Strang's line is its own
+    fig = validated(lf.convergence(linear_study, "euler", shown))
+    span = np.diff(fig.layout.yaxis.range)[0]  # decades on the (shared) y axis
+    for xa, part in (("x", linear_study.local_error), ("x2", linear_study.global_error)):
+        apart = np.max(np.abs(np.log10(part["lie-trotter-halves"]["euler"] / part["lie-trotter"]["euler"]))) / span
+        note = " ".join(a.text for a in fig.layout.annotations if a.xref == f"{xa} domain")
+        assert ("almost on" in note) == (apart <= 0.01) and " lies on " not in note, (xa, apart)
+    system, x0 = linear_system(n=12), initial_positions(12, 2)
+    for solver, noted in (("exact", True), ("euler", False)):
+        paths = particle_paths(system, x0, n_steps=5, solver=solver,
+                               schemes={s: SCHEMES[s].substeps for s in shown})
+        errors = {s: distance(paths.schemes[s], paths.exact) for s in shown}  # what the chart beside draws
+        assert (np.max(np.abs(errors["lie-trotter-halves"] - errors["lie-trotter"])) < 1e-9) == noted
+        fig = validated(lf.toy_particles(paths))
+        assert bool(said.search(_notes(fig))) == noted and "Strang" not in _notes(fig)
+        if noted:
+            assert [a.xref for a in fig.layout.annotations if "lies on" in a.text] == ["x2 domain"]
+
+
+def test_the_control_has_one_name():
+    """One name wherever the scheme F, ½G, ½G is shown: legends, tables and the races' words."""
+    control = SCHEMES["lie-trotter-halves"]
+    assert control.short == "Control" and control.title.startswith("Control:")
+    assert style.scheme_name("lie-trotter-halves") == "Control (Macaron's sub-layers in Transformer order)"
+    assert style.scheme_name("transformer-halves") == style.scheme_name("lie-trotter-halves")  # a model's alias
+    assert not any("halved" in s.short and "G" in s.short for s in SCHEMES.values())
 
 
 def test_nice_ticks():
@@ -439,6 +481,57 @@ def test_url_sets_the_view(app_env):
     assert at.slider(key="l_beta").value == 1.0  # out of range: the default
 
 
+def _in_order(node):
+    """Every element under an AppTest node, in the order the page shows them."""
+    kids = getattr(node, "children", None)
+    if kids is None:
+        yield node
+        return
+    for k in sorted(kids):
+        yield from _in_order(kids[k])
+
+
+def test_the_step_is_h_everywhere_on_the_page(lab):
+    """Issue 77: the README and the site write the step h, the lab wrote γ. No γ is left in any text, formula,
+    widget or chart of the page."""
+    shown = [str(getattr(e, "value", "")) for e in _in_order(lab.main)] + [str(getattr(e, "value", "")) for e in
+                                                                           _in_order(lab.sidebar)]
+    shown += [getattr(w, "help", "") or "" for kind in ("slider", "radio", "select_slider", "multiselect")
+              for w in lab.get(kind)]
+    shown += [c.proto.spec for c in lab.get("plotly_chart")]
+    assert not any("γ" in t or "\\gamma" in t or "u03b3" in t for t in shown)
+    assert any("step size h" in t for t in shown) and any("O(h^3)" in t or "O(h³)" in t for t in shown)
+
+
+@pytest.mark.parametrize("query", [{}, {"lesson": "4"}, {"present": "1"}])
+def test_f_and_g_are_said_where_they_first_appear(app_env, query):
+    """Issue 77: the lab used F and G before it said which is which. The first of the page's own texts that names
+    them says F is the diffusion (attention) and G the convection (the FFN), as the registry has them; so does the
+    sidebar where it is shown. A lesson step's sentence (macaron.lesson) is not the page's own."""
+    from streamlit.testing.v1 import AppTest
+
+    from macaron.schemes import CONVECTION, DIFFUSION, OPERATOR
+
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.query_params.update(query)
+    at.run()
+    if "lesson" not in query:  # a lesson step opens its own page
+        at.switch_page("views/lab.py")
+        at.run()
+    _clean(at)
+    assert at.title[0].value.startswith("Splitting lab")
+    names = re.compile(r"\b[FG]\b")
+    says = re.compile(rf"\bF\b[*\s=]*{OPERATOR[DIFFUSION][0]}\W+{OPERATOR[DIFFUSION][1]}.*\bG\b[*\s=]*"
+                      rf"{OPERATOR[CONVECTION][0]}\W+(the )?{OPERATOR[CONVECTION][1]}")
+    for where in (at.main, at.sidebar):
+        texts = [str(e.value) for e in _in_order(where) if e.type in ("markdown", "caption")
+                 and not str(e.value).startswith(":material/school:")]
+        first = next((t for t in texts if names.search(t)), None)
+        if where is at.sidebar and "present" in query:
+            continue  # no sidebar on a projector
+        assert first is not None and says.search(first), (query, first)
+
+
 def test_page_has_no_stray_widget_keys():
     """Every widget key in the page is namespaced l_… (pages share one session state)."""
     src = (ROOT / "app" / "views" / "lab.py").read_text()
@@ -484,7 +577,7 @@ def test_trained_orders_section_draws_each_models_record_and_names_a_damaged_one
     table = at.dataframe[-1].value  # 3e's table is the section's last
     row = table[(table["scheme"].str.startswith("Strang")) & (table["sub-flows"] == "exact")].iloc[0]
     fit, low, high = record["local_slope"]["strang"]["exact"]
-    assert row["local slope"] == f"{fit:.2f} [{low:.2f}, {high:.2f}] (γ³)"  # tied halves: the theorem's 3
+    assert row["local slope"] == f"{fit:.2f} [{low:.2f}, {high:.2f}] (h³)"  # tied halves: the theorem's 3
     at.radio(key="l_sub3").set_value("euler").run()
     assert not at.exception
     trained = _trained_traces(at)

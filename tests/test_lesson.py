@@ -55,7 +55,7 @@ def test_the_app_and_the_file_read_the_same_steps(page):
         section = section[:section.index("</section>")]
         for words in (step.title, step.say, step.note, step.print_why):
             assert html.escape(words) in section and "{race}" not in words, (k, words)
-        assert "O(γ³)" not in step.say + step.note or "O(γ²)" in step.say + step.note  # never without its condition
+        assert "O(h³)" not in step.say + step.note or "O(h²)" in step.say + step.note  # never without its condition
 
 
 def test_each_step_draws_the_apps_figure_at_the_steps_view(page, models_dir, staged):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import plotly
 import plotly.graph_objects as go
 import pytest
 
@@ -230,6 +231,73 @@ def test_mixing_heatmap(synthetic):
     assert "head 2" in heat.layout.title.text
     with pytest.raises(ValueError, match="convection"):
         plot.mixing_heatmap(traj, 0)  # Macaron starts with ½ convection: no mixing there
+
+
+# ---- readable from the back of a room ----------------------------------------------------------------
+PRESENTER_1280 = dict(width=1204, height=508, font_size=18)  # the figure at 1280 × 720, ?present=1 (Chromium)
+SCREEN_1280 = dict(width=916, height=480)                    # and beside the sidebar (Chromium)
+LONG = ("after the long meeting , the tired engineers walked slowly to the small cafe near the old station and "
+        "ordered coffee , tea and two slices of cake .").split()
+
+
+def arrow_head(size: float) -> tuple[float, float]:
+    """(length, width) in px of plotly.js's "arrow" marker of `size`, from its own definition in the plotly.js this
+    Plotly ships: a triangle with its tip at the point and its base 2r·sin(a) behind it, 2·2r·cos(a) wide, r = size/2
+    and a = π/k with k read from the source."""
+    import re as regex
+    from pathlib import Path
+
+    js = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text()
+    k = float(regex.search(r"arrow:\{n:53,f:function\(\w,\w,\w\)\{[^}]*?var \w=\w+/([\d.]+),", js).group(1))
+    return size * np.sin(np.pi / k), 2 * size * np.cos(np.pi / k)
+
+
+@pytest.mark.parametrize("size", [{}, PRESENTER_1280])
+def test_arrow_heads_show_which_way_each_particle_moved(synthetic, size):
+    """Issue 77: the heads were 11 px markers whose tips hid under the dots. Each move now ends in a head at least 14 px
+    long and 9 px wide (on a projector larger, with the labels), standing off the particle's dot by its radius and
+    rim, so none of it is under the dot drawn on top of it."""
+    traj = synthetic("transformer")
+    fig = plot.particles(traj, analysis.project(traj), start=1, **size).to_dict()
+    data = {d.get("name"): d for d in fig["data"]}
+    dot, labels = data["particles"]["marker"], data["labels"]["textfont"]["size"]
+    names = [n for n in data if n in (OPERATOR_NAME[DIFFUSION], OPERATOR_NAME[CONVECTION])]
+    assert names and list(data).index("particles") > max(list(data).index(n) for n in names)  # dots on top
+    for name in names:
+        marker = data[name]["marker"]
+        assert marker["symbol"] == "arrow" and marker["angleref"] == "previous"
+        heads = [s for s in marker["size"] if s]
+        assert len(heads) == len(decoded(data["particles"]["x"]))  # one a particle, at the end of its move
+        length, width = arrow_head(min(heads))
+        assert length >= 14 and width >= 9 and length >= labels  # as long as a label is tall, or longer
+        assert marker["standoff"] >= dot["size"] / 2 + dot["line"]["width"]
+
+
+def test_on_a_projector_the_matrix_names_are_as_large_as_the_labels_or_it_gives_way(synthetic):
+    """Issue 77: in presenter mode at 1280 × 720 the matrix's names were 8 px beside 18 px labels. On a projector
+    they are the labels' size, each row and column of the matrix at least that tall and wide; where a sentence has
+    more tokens than that leaves room for, the matrix gives way to the plane and a note says where who pulls whom
+    is (the dotted lines). On a screen the matrix stays, names down to 8 px."""
+    short = synthetic("transformer")  # 7 tokens
+    fig = plot.particles(short, analysis.project(short), start=1, **PRESENTER_1280).to_dict()
+    layout, label = fig["layout"], next(d for d in fig["data"] if d.get("name") == "labels")["textfont"]["size"]
+    assert any(d["type"] == "heatmap" for d in fig["data"])
+    assert layout["yaxis2"]["tickfont"]["size"] >= label == 18 and layout["xaxis2"]["tickfont"]["size"] >= label
+    plot_w = PRESENTER_1280["width"] - layout["margin"]["l"] - layout["margin"]["r"]
+    plot_h = PRESENTER_1280["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+    n = len(short.tokens)
+    assert np.diff(layout["xaxis2"]["domain"])[0] * plot_w / n >= label  # a column as wide as a name is tall
+    assert np.diff(layout["yaxis2"]["domain"])[0] * plot_h / n >= label  # a row as tall
+    long = synthetic("transformer", tokens=["[CLS]"] + LONG + ["[SEP]"], seed=3)
+    fig = plot.particles(long, analysis.project(long), start=1, **PRESENTER_1280).to_dict()
+    assert not any(d["type"] == "heatmap" for d in fig["data"]) and "xaxis2" not in fig["layout"]
+    assert fig["layout"]["xaxis"]["domain"] == [0.0, 1.0]  # the plane takes the room
+    note = " ".join(a["text"] for a in fig["layout"]["annotations"])
+    assert "who pulls whom</b>: the dotted lines" in note and f"its matrix of {len(long.tokens)} words does not fit" in note
+    assert any(d.get("name") == "who pulls whom" and d.get("showlegend") is not False for d in fig["data"])
+    on_screen = plot.particles(long, analysis.project(long), start=1, **SCREEN_1280).to_dict()
+    assert any(d["type"] == "heatmap" for d in on_screen["data"])
+    assert 8 <= on_screen["layout"]["yaxis2"]["tickfont"]["size"] <= 12
 
 
 def test_displacement_bars_span_layer_time_on_one_scale(synthetic):

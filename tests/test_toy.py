@@ -1,4 +1,4 @@
-"""Splitting lab: exact flows, measured orders, and the γ² error coefficients."""
+"""Splitting lab: exact flows, measured orders, and the h² error coefficients."""
 from __future__ import annotations
 
 import numpy as np
@@ -41,7 +41,7 @@ def attention_study(attention, x0):
 
 
 def rotation_growth(omega=1.0):
-    """F = ωJ x (rotation), G = ω x (growth): commuting, and Lie–Trotter-Euler's γ² term cancels."""
+    """F = ωJ x (rotation), G = ω x (growth): commuting, and Lie–Trotter-Euler's h² term cancels."""
     return lab.LinearSystem(np.eye(1), -omega * J, omega * np.eye(2), beta=1.0, name="rotation+growth")
 
 
@@ -57,15 +57,15 @@ def test_toy_schemes_are_the_registered_ones():
 
 
 def test_step_walks_any_scheme_tuple(linear, x0):
-    gamma = 0.1
-    by_hand = x0 + 0.3 * gamma * linear.field(CONVECTION, x0)
-    by_hand = by_hand + 0.7 * gamma * linear.field(DIFFUSION, by_hand)
+    h = 0.1
+    by_hand = x0 + 0.3 * h * linear.field(CONVECTION, x0)
+    by_hand = by_hand + 0.7 * h * linear.field(DIFFUSION, by_hand)
     custom = (Sub(CONVECTION, 0.3), Sub(DIFFUSION, 0.7))
-    np.testing.assert_allclose(lab.step(linear, custom, gamma, x0, "euler"), by_hand)
-    np.testing.assert_allclose(lab.step(linear, schemes.UNSPLIT, gamma, x0, "euler"),
-                               x0 + gamma * linear.field(FULL, x0))
+    np.testing.assert_allclose(lab.step(linear, custom, h, x0, "euler"), by_hand)
+    np.testing.assert_allclose(lab.step(linear, schemes.UNSPLIT, h, x0, "euler"),
+                               x0 + h * linear.field(FULL, x0))
     with pytest.raises(ValueError):
-        lab.step(linear, LIE_TROTTER, gamma, x0, "rk4")
+        lab.step(linear, LIE_TROTTER, h, x0, "rk4")
 
 
 @settings(max_examples=25, deadline=None)
@@ -148,31 +148,41 @@ def test_commuting_operators_make_lie_trotter_exact(x0):
         assert study.global_error[name]["exact"].max() < 1e-12
 
 
+@pytest.mark.parametrize("study", ["linear_study", "attention_study"])
+def test_the_control_is_lie_trotter_with_exact_subflows_not_with_euler(study, request):
+    """F, ½G, ½G: two exact half-flows of G are one flow of G, so the control's errors are Lie–Trotter's to round-off
+    (the lab says its line lies on Lie–Trotter's); two half Euler steps of G are not one Euler step, and they differ."""
+    s = request.getfixturevalue(study)
+    for part in (s.local_error, s.global_error):
+        assert lab.is_roundoff(part["lie-trotter-halves"]["exact"] - part["lie-trotter"]["exact"])
+        assert not lab.is_roundoff(part["lie-trotter-halves"]["euler"] - part["lie-trotter"]["euler"])
+
+
 def test_study_is_plain_arrays(linear_study):
     s = linear_study
-    assert s.gammas.shape == s.n_steps.shape == (8,)
-    np.testing.assert_allclose(s.global_gammas, s.horizon / s.n_steps)
+    assert s.h.shape == s.n_steps.shape == (8,)
+    np.testing.assert_allclose(s.global_h, s.horizon / s.n_steps)
     assert "exact" not in s.local_error["unsplit"]
     assert s.local_error["strang"]["euler"].shape == (8,)
     d = s.to_dict()
-    assert set(d) >= {"gammas", "n_steps", "local_error", "global_error", "local_slope", "global_slope"}
+    assert set(d) >= {"h", "n_steps", "local_error", "global_error", "local_slope", "global_slope"}
 
 
-# --- the γ² coefficient ----------------------------------------------------------------------
+# --- the h² coefficient ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("system", ["linear", "attention"])
 @pytest.mark.parametrize("solver", ["exact", "euler"])
 def test_leading_error_predicts_the_measured_one(system, solver, request, x0):
     s = request.getfixturevalue(system)
-    gamma = 1e-3
+    h = 1e-3
     for name, scheme in lab.registered().items():
         if solver == "exact" and lab.unsplit(scheme):
             continue
         predicted = lab.leading_error(s, scheme, x0, solver)
-        measured = (s.flow(FULL, gamma, x0) - lab.step(s, scheme, gamma, x0, solver)) / gamma**2
+        measured = (s.flow(FULL, h, x0) - lab.step(s, scheme, h, x0, solver)) / h**2
         scale = max(lab.distance(predicted, 0), lab.distance(measured, 0))
         if name.startswith("strang") and solver == "exact":
-            assert scale < 2e-3  # no γ² term at all: what is left is O(γ)
+            assert scale < 2e-3  # no h² term at all: what is left is O(h)
         else:
             assert lab.distance(predicted, measured) < 5e-3 * scale, name
 
@@ -193,7 +203,7 @@ def test_euler_substep_coefficients_match_the_derivation(attention, x0):
     for name, c in expected.items():
         got = lab.leading_error(s, lab.registered()[name], x, "euler")
         np.testing.assert_allclose(got, 0.5 * c, atol=1e-7, err_msg=name)
-    # Exact sub-flows: Lie–Trotter's γ² term is the commutator alone (the paper's appendix).
+    # Exact sub-flows: Lie–Trotter's h² term is the commutator alone (the paper's appendix).
     np.testing.assert_allclose(lab.leading_error(s, LIE_TROTTER, x, "exact"), 0.5 * (FG - GF), atol=1e-7)
 
 
@@ -204,7 +214,7 @@ def test_macaron_with_euler_substeps_beats_transformer_in_the_default_systems(li
 
 
 def test_but_not_in_every_system():
-    # F = ωJ, G = ω·I: Lie–Trotter-Euler's γ² coefficient ½(F'F + G'G)x = ½(−ω² + ω²)x = 0.
+    # F = ωJ, G = ω·I: Lie–Trotter-Euler's h² coefficient ½(F'F + G'G)x = ½(−ω² + ω²)x = 0.
     system = rotation_growth()
     x = np.array([[1.0, 0.5]])
     np.testing.assert_allclose(lab.leading_error(system, LIE_TROTTER, x, "euler"), 0.0, atol=1e-15)
@@ -262,15 +272,15 @@ def test_tied_halves_are_strang_and_untied_ones_lose_an_order(system, request, x
 
 @pytest.mark.parametrize("system", ["linear", "attention"])
 def test_untied_leading_error_formula_matches_the_generic_expansion_and_the_measurement(system, request, x0):
-    """γ²[½(D'F − F'D) + ¼(D'G − G'D)], D = εΔ: the hand-derived coefficient, the generic Taylor
+    """h²[½(D'F − F'D) + ¼(D'G − G'D)], D = εΔ: the hand-derived coefficient, the generic Taylor
     coefficient of the scheme, and the measured error at a small step agree."""
     u = _untied(request.getfixturevalue(system), 0.3)
     x = x0 if system == "linear" else x0[:16]
     by_hand = lab.untied_leading_error(u, x)
     generic = lab.leading_error(u, lab.untie(STRANG), x)
     assert np.allclose(by_hand, generic, rtol=1e-4, atol=1e-7)
-    gamma = 1e-3
-    measured = (u.flow(FULL, gamma, x) - lab.step(u, lab.untie(STRANG), gamma, x)) / gamma ** 2
+    h = 1e-3
+    measured = (u.flow(FULL, h, x) - lab.step(u, lab.untie(STRANG), h, x)) / h ** 2
     assert lab.distance(measured, by_hand) < 0.02 * lab.distance(by_hand, 0 * by_hand)
 
 
@@ -281,7 +291,7 @@ def test_strang_with_euler_substeps_is_usually_but_not_always_the_more_accurate(
     assert np.all(np.isfinite(ratios)) and np.all(ratios > 0)
     assert np.median(ratios) < 1 and 0.02 < np.mean(ratios > 1) < 0.5
     # with exact sub-flows (tied halves) the order decides: Strang wins in every draw, and its lead grows
-    # as the step shrinks (global errors O(γ²) against O(γ): the ratio falls like γ, 4× for 4× the steps)
+    # as the step shrinks (global errors O(h²) against O(h): the ratio falls like h, 4× for 4× the steps)
     coarse, fine = (lab.strang_over_lie_trotter(n_draws=50, f_scale=1.0, g_scale=0.3, n_steps=n, solver="exact")
                     for n in (16, 64))
     assert np.all(coarse < 1) and np.all(fine < 1)

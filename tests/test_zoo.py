@@ -127,7 +127,7 @@ def test_zoo_text_names_every_run_and_difference_and_says_when_there_is_none(rac
     assert len(said) == len(differences) and all(s.startswith("- ") for s in said)
     assert said[0].startswith("- Lie–Trotter − Strang–Marchuk: +")
     assert said[0].endswith("Strang–Marchuk is the better here.")
-    assert said[1].startswith("- Lie–Trotter, G halved − Strang–Marchuk: no difference found over seeds")
+    assert said[1].startswith("- Control − Strang–Marchuk: no difference found over seeds")
     assert "on one seed" in said[-1] and "not yet a difference" in said[-1]
     assert main(["zoo", "--root", str(tmp_path / "empty")]) == 0
     assert "no race runs stored" in capsys.readouterr().out
@@ -150,7 +150,7 @@ def test_race_figures_draw_each_scheme_as_a_seed_band_and_each_difference_agains
     drawn = plot.race_curves(runs)
     curves = go.Figure(drawn.to_dict())  # raises on an invalid property
     lines = {d["name"]: d for d in drawn.to_plotly_json()["data"] if d.get("mode") == "lines"}
-    assert set(lines) == {"Lie–Trotter, 3 seeds", "Strang–Marchuk, 3 seeds", "Lie–Trotter, G halved, 3 seeds",
+    assert set(lines) == {"Lie–Trotter, 3 seeds", "Strang–Marchuk, 3 seeds", "Control, 3 seeds",
                           "unsplit Euler, 1 seed"}  # the short names, as in the differences' rows
     strang = [r for r in runs if r.scheme == "strang"]
     mean = np.mean([r.curve["loss"] for r in strang], axis=0)
@@ -166,7 +166,7 @@ def test_race_figures_draw_each_scheme_as_a_seed_band_and_each_difference_agains
     assert lo < 0 < hi and all(lo <= x <= hi for d in diffs for x in d["t95"] or [d["mean"]])
     dots = [d for d in fig.data if d.marker.symbol == "circle-open"]
     assert [d.y[0] for d in dots] == [
-        "Lie–Trotter − Strang–Marchuk", "Lie–Trotter, G halved − Strang–Marchuk", "Lie–Trotter − Lie–Trotter, G halved",
+        "Lie–Trotter − Strang–Marchuk", "Control − Strang–Marchuk", "Lie–Trotter − Control",
         "unsplit Euler − Strang–Marchuk"] and [len(d.x) for d in dots] == [3, 3, 3, 1]
     diamonds = [d for d in fig.data if d.marker.symbol == "diamond"]  # a mean only where there are seeds to average
     assert [d.y[0] for d in diamonds] == [d.y[0] for d in dots[:3]]
@@ -263,7 +263,7 @@ def test_two_seeds_at_the_longer_budget_say_what_each_seeds_interval_says(longer
     verdict = next(v for v in zoo.verdicts(zoo.differences(zoo.runs(root))).splitlines() if "60 M" in v)
     if gap2 > 0:
         assert "every seed finds the control the better, and 2 seeds are too few" in said
-        assert "every seed finds Lie–Trotter, G halved the better, and 2 seeds are too few" in verdict
+        assert "every seed finds Control the better, and 2 seeds are too few" in verdict
     else:
         assert "no gap found over seeds (seed 0" in said and "every seed" not in said
         assert "no difference found over seeds" in verdict and "every seed" not in verdict
@@ -291,7 +291,7 @@ def test_zoo_pairs_runs_only_at_equal_budgets(longer, capsys):
     rows = [r.split(" | ") for r in tables[1].splitlines()[2:]]
     assert [r[1] for r in rows].count("60 M") == 1 and [r[1] for r in rows].count("20 M") == 4
     said = tables[2].splitlines()  # several budgets: each verdict names its own
-    assert said[-1].startswith("- Lie–Trotter − Lie–Trotter, G halved, 60 M tokens: ") and "on one seed" in said[-1]
+    assert said[-1].startswith("- Lie–Trotter − Control, 60 M tokens: ") and "on one seed" in said[-1]
     # the lesson's sentences stay on the budget most runs share, the longer pair said after them
     runs = zoo.runs(root)
     short = zoo.finding([r for r in runs if r.budget == 20_000_000])
@@ -341,7 +341,7 @@ def test_race_gap_figure_draws_each_path_and_marks_each_exit_on_it(longer):
     assert all(d.line.width > max(x.line.width for x in lines if x.legendgroup == "20 M") for d in heavy)
     np.testing.assert_allclose(decoded(heavy[0].y), [x - y for x, y in zip(*(curves[n][0] for n in curves))])
     exits = {d.name: d for d in fig.data if d.mode == "markers"}
-    control = exits["Lie–Trotter, G halved leaves the plateau"]
+    control = exits["Control leaves the plateau"]
     assert control.marker.color == style.scheme_style("lie-trotter-halves").color
     p = paths[-1]
     assert (p["budget"], p["exit"][1]) == (60_000_000, 500)

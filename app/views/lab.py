@@ -14,7 +14,7 @@ from macaron import lab, plot
 from macaron.formats.folder import CheckpointError
 from macaron.plot.lab import model_colors, slope_text
 from macaron.plot.style import SchemeStyle, scheme_name, scheme_style
-from macaron.schemes import SCHEMES
+from macaron.schemes import F_AND_G, SCHEMES
 from macaron.studies import bridge, orders, zoo
 
 SYSTEMS = {
@@ -32,7 +32,7 @@ CHART = dict(config=dict(displaylogo=False), theme=None)  # our fonts: readable 
 state.header(
     "Splitting lab: when do Macaron's half steps help?",
     "Particles move by $\\dot x_i = F(x_i, [x_1..x_n]) + G(x_i)$, **F = diffusion** (attention), **G = convection** "
-    "(the FFN), one after the other in a step **γ**. On small systems whose **exact** motion is known, the "
+    "(the FFN), one after the other in a step **h**. On small systems whose **exact** motion is known, the "
     "schemes' errors are measured, not argued.")
 ANIMATION_HEIGHT = 530  # with the title, intro and heading, the plane and its ▶ Play fit a 1280×720 screen
 
@@ -40,6 +40,7 @@ ANIMATION_HEIGHT = 530  # with the title, intro and heading, the plane and its �
 def sidebar() -> dict:
     with st.sidebar:
         st.subheader("Toy system")
+        st.caption(F_AND_G)
         state.init_widget("l_sys", "sys", "linear", valid=lambda v: v in SYSTEMS)
         kind = st.radio("System", list(SYSTEMS), key="l_sys", format_func=SYSTEMS.get,
                         help="linear: F = −β(L⊗V) pulls particles together along a random graph, anisotropically; "
@@ -60,8 +61,8 @@ def sidebar() -> dict:
         horizon = st.slider("Time horizon T (animation)", 0.5, 4.0, step=0.5, key="l_T")
         state.init_widget("l_steps", "steps", 8, parse=int, valid=lambda v: 1 <= v <= 40)
         n_steps = st.slider("Steps (layers)", 1, 40, key="l_steps",
-                            help="The animation takes this many steps of size γ = T / steps.")
-        st.caption(f"Step size **γ = T / steps = {horizon / n_steps:.3g}**. Dimension d = 2: the plane is the "
+                            help="The animation takes this many steps of size h = T / steps.")
+        st.caption(f"Step size **h = T / steps = {horizon / n_steps:.3g}**. Dimension d = 2: the plane is the "
                    "whole state, nothing is projected.")
         state.init_widget("l_show", "show", ",".join(DEFAULT_SCHEMES),
                           valid=lambda v: all(s in SCHEMES for s in v.split(",") if s))
@@ -71,7 +72,9 @@ def sidebar() -> dict:
         shown = st.multiselect("Schemes", list(SCHEMES), key="l_show_ms",
                                format_func=lambda s: SCHEMES[s].short,
                                help="Lie–Trotter = the Transformer layer, Strang–Marchuk = the Macaron layer, "
-                                    "unsplit Euler = one step of F + G together (Euler sub-steps only).")
+                                    "Control = Macaron's sub-layers in the Transformer's order (F, ½G, ½G; "
+                                    "section 4 races it), unsplit Euler = one step of F + G together (Euler "
+                                    "sub-steps only).")
         state.init_widget("l_mag", "mag", 10, parse=int, valid=lambda v: v in MAGNIFY)
         magnify = st.select_slider("Magnify errors in the plane", MAGNIFY, key="l_mag",
                                    format_func=lambda m: f"×{m}",
@@ -98,9 +101,10 @@ def section_particles(o: dict) -> None:
         st.caption("Unsplit Euler appears with Euler sub-steps only: with exact sub-flows, the unsplit step "
                    "*is* the exact flow.")
     final = visible.final_errors()
-    msg = ("Black dots: the exact flow; grey curves: the paths the particles really take. Each scheme's particle "
-           "is joined to its exact position by a line of its colour. **▶ Play** steps through the layers; the "
-           "chart on the right is the RMS distance to the exact particles over time.")
+    msg = (F_AND_G + " " if state.lesson_step() or state.presenting() else "") + (  # the intro is not on the page
+        "Black dots: the exact flow; grey curves: the paths the particles really take. Each scheme's particle "
+        "is joined to its exact position by a line of its colour. **▶ Play** steps through the layers; the "
+        "chart on the right is the RMS distance to the exact particles over time.")
     if final and all(lab.is_roundoff(e) for e in final.values()):
         msg += (" Every scheme shown is exact here, up to round-off (F and G commute, or β = 0 switches F off): the "
                 "scheme particles sit on the black dots.")
@@ -131,26 +135,26 @@ def section_orders(o: dict) -> None:
     st.header("2 · How fast the error shrinks")
     left, right = st.columns(2)
     with left:
-        st.markdown("**Local error**: one step from the same state, against the exact flow, when each sub-flow "
-                    "is **solved exactly** and both half steps run **the same G** (Theorem 1 of the paper, "
-                    "Bobylev & Ohwada 2001):")
+        st.markdown("**Local error**: one step from the same state, against the exact flow, when each sub-flow is "
+                    "**solved exactly** and both half steps run **the same G** (Theorem 1 of the paper, Bobylev & "
+                    "Ohwada 2001):")
         # two lines: on one it is wider than its column at 1280 px and scrolls, a region keys cannot reach
-        st.latex(r"\begin{aligned}&\underbrace{\Phi_{F+G}(\gamma)x - \Phi_G(\gamma)\Phi_F(\gamma)x}"
-                 r"_{\text{Lie–Trotter}} \\ &\quad= \tfrac{\gamma^2}{2}\bigl(F'G - G'F\bigr)(x) + O(\gamma^3)"
+        st.latex(r"\begin{aligned}&\underbrace{\Phi_{F+G}(h)x - \Phi_G(h)\Phi_F(h)x}"
+                 r"_{\text{Lie–Trotter}} \\ &\quad= \tfrac{h^2}{2}\bigl(F'G - G'F\bigr)(x) + O(h^3)"
                  r"\end{aligned}")
-        st.latex(r"\underbrace{\Phi_{F+G}(\gamma)x - \Phi_G(\tfrac{\gamma}{2})\Phi_F(\gamma)"
-                 r"\Phi_G(\tfrac{\gamma}{2})x}_{\text{Strang–Marchuk}} = O(\gamma^3)")
-        st.markdown("**Global error** after T/γ steps: the local errors add up, one order is lost: "
-                    "$O(\\gamma)$ for Lie–Trotter, $O(\\gamma^2)$ for Strang–Marchuk. With **one Euler step per "
-                    "sub-step**, the move a residual sub-layer makes, both are $O(\\gamma^2)$ locally and $O(\\gamma)$ "
-                    "globally (choose that solver in the sidebar); with **untied halves**, see 2b.")
+        st.latex(r"\underbrace{\Phi_{F+G}(h)x - \Phi_G(\tfrac{h}{2})\Phi_F(h)"
+                 r"\Phi_G(\tfrac{h}{2})x}_{\text{Strang–Marchuk}} = O(h^3)")
+        st.markdown("**Global error** after T/h steps: the local errors add up, one order is lost: $O(h)$ for "
+                    "Lie–Trotter, $O(h^2)$ for Strang–Marchuk. With **one Euler step per sub-step**, the move a "
+                    "residual sub-layer makes, both are $O(h^2)$ locally and $O(h)$ globally (choose that solver in "
+                    "the sidebar); with **untied halves**, see 2b.")
     with right:
         st.markdown("**Why** (linear case, F = Ax, G = Bx): the Baker–Campbell–Hausdorff formula")
-        st.latex(r"e^{\gamma B} e^{\gamma A} = e^{\gamma(A+B) + \frac{\gamma^2}{2}[B,A] + O(\gamma^3)}")
-        st.latex(r"e^{\gamma B/2}\, e^{\gamma A}\, e^{\gamma B/2} = e^{\gamma(A+B) + O(\gamma^3)}")
-        st.markdown("The commutator $[B, A] = BA - AB$ is Lie–Trotter's bias: it vanishes when F and G commute "
-                    "(try the *commuting* system). The symmetric Strang step is its own reverse, so every even "
-                    "power, the γ² term included, cancels.")
+        st.latex(r"e^{h B} e^{h A} = e^{h(A+B) + \frac{h^2}{2}[B,A] + O(h^3)}")
+        st.latex(r"e^{h B/2}\, e^{h A}\, e^{h B/2} = e^{h(A+B) + O(h^3)}")
+        st.markdown("The commutator $[B, A] = BA - AB$ is Lie–Trotter's bias: it vanishes when F and G commute (try "
+                    "the *commuting* system). The symmetric Strang step is its own reverse, so every even power, the "
+                    "h² term included, cancels.")
 
     s = cache.study(o["kind"], o["n"], o["beta"])
     shown = [x for x in SCHEMES if x in o["shown"]]
@@ -166,7 +170,7 @@ def section_orders(o: dict) -> None:
     system = SYSTEMS[o["kind"]]
     state.explain(f"{system[0].upper() + system[1:]}, {o['n']} particles, β = {o['beta']:g}, "
                   f"{SOLVERS[o['solver']]}. Each point is an RMS distance to the exact solution; the slope of a line "
-                  "on these log-log axes is the order. Dashed grey: reference slopes γ¹, γ², γ³. The fitted slopes "
+                  "on these log-log axes is the order. Dashed grey: reference slopes h¹, h², h³. The fitted slopes "
                   "are in the legend; 'exact' means the error is at round-off level.")
     st.info(_verdict(s, o), icon=":material/insights:")
 
@@ -219,23 +223,22 @@ def _times(r: float) -> str:
 
 def euler_explanation() -> None:
     st.markdown("Write F, G for the fields at x and F′, G′ for their Jacobians. The exact flow is")
-    st.latex(r"x + \gamma(F+G) + \tfrac{\gamma^2}{2}\bigl(F'F + F'G + G'F + G'G\bigr) + O(\gamma^3).")
+    st.latex(r"x + h(F+G) + \tfrac{h^2}{2}\bigl(F'F + F'G + G'F + G'G\bigr) + O(h^3).")
     st.markdown("Euler sub-steps in the Macaron order ½G, F, ½G give")
     st.latex(r"""\begin{aligned}
-x_1 &= x + \tfrac{\gamma}{2}G \\
-x_2 &= x_1 + \gamma F(x_1) = x + \tfrac{\gamma}{2}G + \gamma F + \tfrac{\gamma^2}{2}F'G + O(\gamma^3) \\
-x_3 &= x_2 + \tfrac{\gamma}{2}G(x_2) = x + \gamma(F+G) + \tfrac{\gamma^2}{2}\bigl(F'G + G'F + \tfrac12 G'G\bigr)
-+ O(\gamma^3).
+x_1 &= x + \tfrac{h}{2}G \\
+x_2 &= x_1 + h F(x_1) = x + \tfrac{h}{2}G + h F + \tfrac{h^2}{2}F'G + O(h^3) \\
+x_3 &= x_2 + \tfrac{h}{2}G(x_2) = x + h(F+G) + \tfrac{h^2}{2}\bigl(F'G + G'F + \tfrac12 G'G\bigr)
++ O(h^3).
 \end{aligned}""")
     st.markdown(
-        "The cross terms F′G + G′F now match the exact flow: the symmetric arrangement removes the splitting "
-        "error (Lie–Trotter's commutator term ½(F′G − G′F)) just as Theorem 1 says. What it cannot remove is the "
-        "error of the sub-solvers themselves: a single Euler step of length h for a field K misses h²/2·K′K. "
-        "So the local error is")
-    st.latex(r"\text{exact} - \text{Strang}_{\text{Euler}} = \tfrac{\gamma^2}{2}\bigl(F'F + \tfrac12 G'G\bigr)"
-             r" + O(\gamma^3),")
-    st.markdown("and Strang with Euler sub-steps is first order globally, like the Transformer's layer. The γ² "
-                "coefficients side by side (exact − scheme, divided by γ²/2):")
+        "The cross terms F′G + G′F now match the exact flow: the symmetric arrangement removes the splitting error "
+        "(Lie–Trotter's commutator term ½(F′G − G′F)) just as Theorem 1 says. What it cannot remove is the error of "
+        "the sub-solvers: a single Euler step of length τ for a field K misses τ²/2·K′K. So the local error is")
+    st.latex(r"\text{exact} - \text{Strang}_{\text{Euler}} = \tfrac{h^2}{2}\bigl(F'F + \tfrac12 G'G\bigr)"
+             r" + O(h^3),")
+    st.markdown("and Strang with Euler sub-steps is first order globally, like the Transformer's layer. The h² "
+                "coefficients side by side (exact − scheme, divided by h²/2):")
     st.latex(r"""\begin{array}{ll}
 \text{unsplit Euler} & F'F + G'G + F'G + G'F \\
 \text{Lie–Trotter, F then G (Transformer)} & F'F + G'G + F'G - G'F \\
@@ -245,30 +248,29 @@ x_3 &= x_2 + \tfrac{\gamma}{2}G(x_2) = x + \gamma(F+G) + \tfrac{\gamma^2}{2}\big
 \end{array}""")
     st.markdown(
         "Macaron's coefficient is Lie–Trotter's minus the commutator term and minus ¼·G′G: no splitting bias, "
-        "and half of G's Euler error. In the linear and attention systems here that makes its error smaller "
-        "(compare the lines above), but not in every system (2c below measures how often): the terms are "
-        "vectors, and Lie–Trotter's can cancel. With F = ωJ (a rotation) and G = ω·x (growth), which commute, "
-        "Lie–Trotter's coefficient "
-        "½(F′F + G′G)x = ½(−ω² + ω²)x vanishes and Macaron's −ω²/4·x makes it the worse scheme. A third-order "
-        "layer would need second-order sub-steps (e.g. midpoint or Heun residual blocks), not only the "
+        "and half of G's Euler error. In the linear and attention systems here that makes its error smaller (compare "
+        "the lines above), but not in every system (2c below measures how often): the terms are vectors, and "
+        "Lie–Trotter's can cancel. With F = ωJ (a rotation) and G = ω·x (growth), which commute, Lie–Trotter's "
+        "coefficient ½(F′F + G′G)x = ½(−ω² + ω²)x vanishes and Macaron's −ω²/4·x makes it the worse scheme. A "
+        "third-order layer would need second-order sub-steps (e.g. midpoint or Heun residual blocks), not only the "
         "symmetric arrangement.")
 
 
 def taylor_argument() -> None:
-    st.markdown("Write $S_K^\\gamma(y)$ for the exact flow of $\\dot x = K(x)$ for time γ from y. Each flow is "
+    st.markdown("Write $S_K^h(y)$ for the exact flow of $\\dot x = K(x)$ for time h from y. Each flow is "
                 "expanded to second order:")
-    st.latex(r"S_K^\gamma(y) = y + \gamma K(y) + \tfrac{\gamma^2}{2}K'(y)K(y) + O(\gamma^3).")
-    st.markdown("Composing, with $G(y + \\gamma F + O(\\gamma^2)) = G + \\gamma G'F + O(\\gamma^2)$:")
-    st.latex(r"S_G^\gamma\bigl[S_F^\gamma(y)\bigr] = y + \gamma(F+G) + \tfrac{\gamma^2}{2}\bigl(F'F + G'G + 2G'F"
-             r"\bigr) + O(\gamma^3),")
-    st.latex(r"S_{F+G}^\gamma(y) = y + \gamma(F+G) + \tfrac{\gamma^2}{2}\bigl(F'F + G'G + F'G + G'F\bigr)"
-             r" + O(\gamma^3),")
+    st.latex(r"S_K^h(y) = y + h K(y) + \tfrac{h^2}{2}K'(y)K(y) + O(h^3).")
+    st.markdown("Composing, with $G(y + h F + O(h^2)) = G + h G'F + O(h^2)$:")
+    st.latex(r"S_G^h\bigl[S_F^h(y)\bigr] = y + h(F+G) + \tfrac{h^2}{2}\bigl(F'F + G'G + 2G'F"
+             r"\bigr) + O(h^3),")
+    st.latex(r"S_{F+G}^h(y) = y + h(F+G) + \tfrac{h^2}{2}\bigl(F'F + G'G + F'G + G'F\bigr)"
+             r" + O(h^3),")
     st.markdown("so the Lie–Trotter local error is")
-    st.latex(r"S_{F+G}^\gamma(y) - S_G^\gamma\bigl[S_F^\gamma(y)\bigr] = \tfrac{\gamma^2}{2}\bigl(F'G - G'F\bigr)(y)"
-             r" + O(\gamma^3).")
-    st.markdown("In the Strang–Marchuk step $S_G^{\\gamma/2}\\{S_F^\\gamma[S_G^{\\gamma/2}(y)]\\}$ the half steps of "
-                "G meet F from both sides: the cross terms become $\\tfrac{\\gamma^2}{2}(F'G + G'F)$, exactly "
-                "those of the exact flow, and the local error is $O(\\gamma^3)$.")
+    st.latex(r"S_{F+G}^h(y) - S_G^h\bigl[S_F^h(y)\bigr] = \tfrac{h^2}{2}\bigl(F'G - G'F\bigr)(y)"
+             r" + O(h^3).")
+    st.markdown("In the Strang–Marchuk step $S_G^{h/2}\\{S_F^h[S_G^{h/2}(y)]\\}$ the half steps of "
+                "G meet F from both sides: the cross terms become $\\tfrac{h^2}{2}(F'G + G'F)$, exactly "
+                "those of the exact flow, and the local error is $O(h^3)$.")
 
 
 def section_untied(o: dict) -> None:
@@ -279,8 +281,8 @@ def section_untied(o: dict) -> None:
         "G₁ = G + εΔ and the second G₂ = G − εΔ, with Δ another field of G's kind and size; their mean is still G, "
         "so the exact solution is the same for every ε. Exact sub-flows, so only the untying is tested. The "
         "expansion gives the local error")
-    st.latex(r"\Phi_{F+G}(\gamma)x - \Phi_{G_2}(\tfrac{\gamma}{2})\Phi_F(\gamma)\Phi_{G_1}(\tfrac{\gamma}{2})x"
-             r" = \gamma^2\Bigl[\tfrac12\bigl(D'F - F'D\bigr) + \tfrac14\bigl(D'G - G'D\bigr)\Bigr] + O(\gamma^3),"
+    st.latex(r"\Phi_{F+G}(h)x - \Phi_{G_2}(\tfrac{h}{2})\Phi_F(h)\Phi_{G_1}(\tfrac{h}{2})x"
+             r" = h^2\Bigl[\tfrac12\bigl(D'F - F'D\bigr) + \tfrac14\bigl(D'G - G'D\bigr)\Bigr] + O(h^3),"
              r"\qquad D = \varepsilon\Delta")
     state.init_widget("l_eps", "eps", 0.2, parse=float, valid=lambda v: v in lab_cache.EPSILONS)
     eps = st.select_slider("How far apart the halves are: ε", lab_cache.EPSILONS[1:], key="l_eps",
@@ -297,7 +299,7 @@ def section_untied(o: dict) -> None:
     studies = {e: lab_cache.untied_study(o["kind"], o["n"], o["beta"], e) for e in lab_cache.EPSILONS}
     st.dataframe(plot.untied_rows(studies), hide_index=True, width="stretch")
     state.explain(f"{SYSTEMS[o['kind']]}, {o['n']} particles, β = {o['beta']:g}. Measured: tied halves give local/"
-                  "global slopes 3/2 (Theorem 1); any untying that does not vanish with γ gives 2/1, the order of "
+                  "global slopes 3/2 (Theorem 1); any untying that does not vanish with h gives 2/1, the order of "
                   "Lie–Trotter. What stays is a smaller constant while ε is small; in the trained models of section 3 "
                   "with two half-FFNs they are more than their own size apart (3c measures them), so ε is not small; "
                   "macaron-ode's halves are one FFN (ε = 0).")
@@ -307,7 +309,7 @@ def section_random() -> None:
     st.subheader("2c · Is Strang with Euler sub-steps always the more accurate?")
     st.markdown(
         "With one Euler step per sub-step both schemes are first order, and Macaron's advantage is its error "
-        "constant, γ²/2·(F′F + ½G′G) against Lie–Trotter's γ²/2·(F′F + G′G + F′G − G′F). These are vectors: "
+        "constant, h²/2·(F′F + ½G′G) against Lie–Trotter's h²/2·(F′F + G′G + F′G − G′F). These are vectors: "
         "one can be the shorter in one system and the longer in another. Below, 200 random linear systems "
         "(a random graph diffusion F and a random drift G that do not commute, 8 particles in the plane), "
         "each solved to t = 1 in 16 steps by both schemes, against the exact solution.")
@@ -325,17 +327,16 @@ def section_random() -> None:
             row[f"G {g:g}"] = f"{worse:.0%} worse · median {median:.2f}"
         grid.append(row)
     st.dataframe(grid, hide_index=True, width="stretch")
-    state.explain("Each cell: the share of the 200 systems in which Strang–Marchuk's global error is the larger, "
-                  "and the median ratio of the two errors. The smaller error constant is typical, not general; with "
-                  "exact sub-flows and the same G in both halves, Strang's higher order wins at small enough "
-                  "steps.")
+    state.explain("Each cell: the share of the 200 systems in which Strang–Marchuk's global error is the larger, and "
+                  "the median ratio of the two errors. The smaller error constant is typical, not general; with exact "
+                  "sub-flows and the same G in both halves, Strang's higher order wins at small enough steps.")
 
 
 def section_networks() -> tuple[dict, tuple]:
     """3a–3d on one sentence; returns the URL's parameters and the two picks (3e reads their folders)."""
     st.header("3 · Trained networks: how far do the conditions hold?")
     st.markdown(
-        "Strang's O(γ³) needs a **small step**, **the same G in both halves** and **exact sub-flows**; Lie–Trotter's "
+        "Strang's O(h³) needs a **small step**, **the same G in both halves** and **exact sub-flows**; Lie–Trotter's "
         "error comes from the **commutator** of F and G. A trained layer has its own F (attention) and G (FFN): "
         "measured here on the states a real sentence visits, layer by layer.")
     names, default_a, default_b = state.models_on_offer()
@@ -378,9 +379,8 @@ def section_networks() -> tuple[dict, tuple]:
                   + (f"; it is above 1 in {' and '.join(big)}." if big else ".")
                   + (" Hatched, for a post-LN model (x ← LN(x + h·op(x))): ‖LN(x) − x‖ / ‖x‖ at the state entering "
                      "each sub-step, mean over the layer's sub-steps. That part of a sub-step does not shrink with "
-                     "the step (LN's gain and bias differ from sub-step to sub-step): it is what is left of a "
-                     "sub-step as "
-                     "its step shrinks to nothing, so a post-LN layer is a step of one ODE only where the hatched "
+                     "the step (LN's gain and bias differ from sub-step to sub-step): it is what is left of a sub-step "
+                     "as its step shrinks to nothing, so a post-LN layer is a step of one ODE only where the hatched "
                      "bar is near zero." if post_ln else ""))
 
     st.subheader("3b · Do attention and FFN commute, compared with two FFNs?")
@@ -421,11 +421,9 @@ def section_networks() -> tuple[dict, tuple]:
                        (f"{name}: ‖G₂x − G₁x‖ / ‖G₁x‖", tie.relative_difference, colors[slot], "/")]
         st.plotly_chart(plot.layer_bars(series, "at the state entering the layer", line=(1.0, "one operator: cos 1")),
                         key="l_tie", **CHART)
-        state.explain("Both half-FFNs evaluated at the same state as the network evaluates them (pre-LN: each "
-                      "through its "
-                      "own LayerNorm), mean over tokens. "
-                      "One operator would give cosine 1 and difference 0 (the tied Strang step of 2b, ε = 0); a "
-                      "difference near 1 is an ε of the order of 1 there.")
+        state.explain("Both half-FFNs evaluated at the same state as the network evaluates them (pre-LN: each through "
+                      "its own LayerNorm), mean over tokens. One operator would give cosine 1 and difference 0 (the "
+                      "tied Strang step of 2b, ε = 0); a difference near 1 is an ε of the order of 1 there.")
 
     st.subheader("3d · What each kind of sub-step does to the spread of the particles")
     st.dataframe(plot.spread_rows({name: r["spread"] for _, name, _, r in measured}), hide_index=True, width="stretch")
@@ -471,10 +469,9 @@ def section_trained_orders(picks: tuple) -> None:
         st.info(f"Neither model picked above has measured orders; shown instead: "
                 f"{', '.join(name for name, *_ in found)}, on this server's list. {why}", icon=":material/info:")
     st.markdown(
-        "A layer's attention F and FFN G make one vector field V, the sum of the sub-steps' fields, whose exact "
-        "flow can be solved (torchdiffeq, float64): each scheme's step, built from the network's own F and G, is "
-        "held against it, at the model's own step h and at h/2, h/4, h/8; over the model's whole time T, with n "
-        "steps per layer.")
+        "A layer's attention F and FFN G make one vector field V, the sum of the sub-steps' fields, whose exact flow "
+        "can be solved (torchdiffeq, float64): each scheme's step, built from the network's own F and G, is held "
+        "against it, at the model's own step h and at h/2, h/4, h/8; over its whole time T, with n steps per layer.")
     solver = st.radio("Sub-flows", list(SOLVERS), format_func=SOLVERS.get, key="l_sub3", horizontal=True)
     for k, (name, record, _) in enumerate(found):
         st.markdown(f"**{name}**")
@@ -493,7 +490,7 @@ def section_trained_orders(picks: tuple) -> None:
         "only with the same G in both halves. Each model runs one of the two orders as it was trained "
         "(Transformer: Lie–Trotter; Macaron: Strang); the other order is built from the same F and G."
         + (" The post-LN states live on the sphere of radius √d that a norm without gain or bias projects onto, so "
-           "every field is the projected one and the Euler sub-step is the network's own x ← N(x + γ·op(x))."
+           "every field is the projected one and the Euler sub-step is the network's own x ← N(x + h·op(x))."
            if sphere else ""))
 
 
@@ -520,14 +517,17 @@ def section_race() -> None:
     st.markdown(
         "The seed paper says Macaron is better *because* Strang's splitting is of higher order. In a stack the "
         "order inside a layer acts only at the ends: six Strang layers are ½G (F ½G ½G)×5 F ½G, and six layers of "
-        "the **control**, Lie–Trotter with G in halves (F ½G ½G)×6, are the same sub-layers and parameters with one "
-        "half-FFN moved from first to last. Trained on the same batches, seed by seed: "
-        "**control − Strang** is the order alone, **Lie–Trotter − control** the split FFN alone.")
+        "**the control**, (F ½G ½G)×6, the Transformer's order with the FFN in two halves, are the same sub-layers "
+        "and parameters with one half-FFN moved from first to last. Trained on the same batches, seed by seed: "
+        "**the control − Strang** is the order alone, **Lie–Trotter − the control** the split FFN alone.")
     if not race:
         st.info("No race runs are stored yet (`pretrained/race/`; docs/training-notes.md says how to train them).",
                 icon=":material/info:")
         return
     st.plotly_chart(plot.race_curves(race), key="l_race_curves", **CHART)
+    state.explain("Schemes that train level draw their lines on each other (the control's dashed line can hide "
+                  "Strang–Marchuk's): click a name in the legend to hide or show its line; the differences below "
+                  "give each gap with its interval.")
     diffs = zoo.differences(race)
     if diffs:
         st.plotly_chart(plot.race_differences(diffs, height=110 + 60 * len(diffs)), key="l_race_diffs", **CHART)

@@ -16,13 +16,13 @@ flow we can compute, so their errors can be measured instead of argued:
 
 The modules, lowest first: system (what every system offers, the initial particles); linear and
 attention (the systems); untied (a Strang step whose two halves run different fields); splitting (a
-scheme's step, and the γ² coefficient of its error: the orders of accuracy, derived in its docstring);
+scheme's step, and the h² coefficient of its error: the orders of accuracy, derived in its docstring);
 convergence (errors and fitted orders, ConvergenceStudy; many random systems); paths (the particles'
 paths for an animation, the lab's systems by name). Their public names are all here too.
 """
 from .attention import AttentionSystem, MlpDrift, attention_system
 from .convergence import (
-    DEFAULT_GAMMAS,
+    DEFAULT_H,
     DEFAULT_HORIZON,
     DEFAULT_N_STEPS,
     ROUNDOFF,
@@ -51,7 +51,7 @@ from .splitting import EXPECTED_ORDER, SUBSTEPS, integrate, leading_error, regis
 from .system import System, initial_positions
 from .untied import FIRST_HALF, SECOND_HALF, Untied, drift_for, untie, untied_leading_error
 
-__all__ = ["AttentionSystem", "ConvergenceStudy", "DEFAULT_GAMMAS", "DEFAULT_HORIZON", "DEFAULT_N_STEPS",
+__all__ = ["AttentionSystem", "ConvergenceStudy", "DEFAULT_H", "DEFAULT_HORIZON", "DEFAULT_N_STEPS",
            "EXPECTED_ORDER", "Exponential", "FIRST_HALF", "LinearDrift", "LinearSystem", "MlpDrift", "ParticlePaths",
            "ROUNDOFF", "SECOND_HALF", "SUBSTEPS", "SYSTEMS", "System", "Untied", "attention_system", "combined",
            "commuting_system", "convergence_study", "distance", "drift_for", "fit_slope", "global_errors",

@@ -13,8 +13,8 @@ from .linear import random_linear_system
 from .splitting import SUBSTEPS, integrate, registered, step, unsplit
 from .system import initial_positions
 
-DEFAULT_GAMMAS = np.geomspace(4e-3, 0.1, 8)  # local study: one step of size γ
-DEFAULT_N_STEPS = np.array([4, 6, 8, 11, 16, 23, 32, 45])  # global study: γ = horizon / n_steps
+DEFAULT_H = np.geomspace(4e-3, 0.1, 8)  # local study: one step of size h
+DEFAULT_N_STEPS = np.array([4, 6, 8, 11, 16, 23, 32, 45])  # global study: h = horizon / n_steps
 DEFAULT_HORIZON = 1.0
 ROUNDOFF = 1e-12  # errors below this (states of size ~1) are round-off: the scheme is exact
 
@@ -37,12 +37,12 @@ def fit_slope(h, err) -> float:
     return float(np.polyfit(np.log(h), np.log(err), 1)[0])
 
 
-def local_errors(system, scheme, gammas, x0, solver="exact", reference=None) -> np.ndarray:
-    """|one step of size γ − exact flow for γ| from x0, for every γ."""
+def local_errors(system, scheme, h, x0, solver="exact", reference=None) -> np.ndarray:
+    """|one step of size h − exact flow for h| from x0, for every step size in h."""
     if reference is None:
-        reference = system.flows(FULL, gammas, x0)
-    return np.array([distance(step(system, scheme, g, x0, solver), ref)
-                     for g, ref in zip(gammas, reference)])
+        reference = system.flows(FULL, h, x0)
+    return np.array([distance(step(system, scheme, size, x0, solver), ref)
+                     for size, ref in zip(h, reference)])
 
 
 def global_errors(system, scheme, horizon, n_steps, x0, solver="exact", reference=None) -> np.ndarray:
@@ -55,10 +55,10 @@ def global_errors(system, scheme, horizon, n_steps, x0, solver="exact", referenc
 
 @dataclass
 class ConvergenceStudy:
-    """Errors and fitted orders, keyed [scheme][solver]; arrays follow `gammas` / `n_steps`."""
+    """Errors and fitted orders, keyed [scheme][solver]; arrays follow `h` / `n_steps`."""
 
     system: str
-    gammas: np.ndarray                    # [8] step sizes of the local study
+    h: np.ndarray                         # [8] step sizes of the local study
     horizon: float
     n_steps: np.ndarray                   # [8] step counts of the global study
     local_error: dict = field(default_factory=dict)   # [scheme][solver] -> [8]
@@ -67,36 +67,37 @@ class ConvergenceStudy:
     global_slope: dict = field(default_factory=dict)  # [scheme][solver] -> float
 
     @property
-    def global_gammas(self) -> np.ndarray:
+    def global_h(self) -> np.ndarray:
+        """[8] step sizes of the global study: horizon / n_steps."""
         return self.horizon / self.n_steps
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def convergence_study(system, x0=None, gammas=DEFAULT_GAMMAS, horizon=DEFAULT_HORIZON,
+def convergence_study(system, x0=None, h=DEFAULT_H, horizon=DEFAULT_HORIZON,
                       n_steps=DEFAULT_N_STEPS, schemes=None, solvers=SUBSTEPS) -> ConvergenceStudy:
     """Local and global errors of every scheme × sub-flow solver, with fitted slopes.
 
-    The references are computed once: the exact flow from x0 at every γ (one dense solve)
+    The references are computed once: the exact flow from x0 at every step size h (one dense solve)
     and at the horizon. "unsplit" runs with Euler only (its exact version is the reference).
     """
     x0 = initial_positions(system.n, system.d) if x0 is None else x0
     schemes = registered() if schemes is None else schemes
-    gammas, n_steps = np.array(gammas, float), np.array(n_steps, int)
-    local_ref = system.flows(FULL, gammas, x0)
+    h, n_steps = np.array(h, float), np.array(n_steps, int)
+    local_ref = system.flows(FULL, h, x0)
     global_ref = system.flow(FULL, horizon, x0)
-    study = ConvergenceStudy(system.name, gammas, float(horizon), n_steps)
+    study = ConvergenceStudy(system.name, h, float(horizon), n_steps)
     for name, scheme in schemes.items():
         for solver in solvers:
             if solver == "exact" and unsplit(scheme):
                 continue
-            loc = local_errors(system, scheme, gammas, x0, solver, local_ref)
+            loc = local_errors(system, scheme, h, x0, solver, local_ref)
             glo = global_errors(system, scheme, horizon, n_steps, x0, solver, global_ref)
             study.local_error.setdefault(name, {})[solver] = loc
             study.global_error.setdefault(name, {})[solver] = glo
-            study.local_slope.setdefault(name, {})[solver] = fit_slope(gammas, loc)
-            study.global_slope.setdefault(name, {})[solver] = fit_slope(study.global_gammas, glo)
+            study.local_slope.setdefault(name, {})[solver] = fit_slope(h, loc)
+            study.global_slope.setdefault(name, {})[solver] = fit_slope(study.global_h, glo)
     return study
 
 
@@ -104,7 +105,7 @@ def combined(rows: dict[str, tuple[ConvergenceStudy, str]]) -> ConvergenceStudy:
     """One study of rows taken from studies on the same grid: key -> (study, scheme) files that study's errors
     and slopes of the scheme under the key (e.g. Strang with tied and with untied halves on one chart)."""
     first = next(iter(rows.values()))[0]
-    out = ConvergenceStudy(first.system, first.gammas, first.horizon, first.n_steps)
+    out = ConvergenceStudy(first.system, first.h, first.horizon, first.n_steps)
     for key, (study, scheme) in rows.items():
         for name in ("local_error", "global_error", "local_slope", "global_slope"):
             getattr(out, name)[key] = getattr(study, name)[scheme]
@@ -117,13 +118,13 @@ def strang_over_lie_trotter(n_draws: int = 200, f_scale: float = 1.0, g_scale: f
     """[n_draws]: global error of Strang–Marchuk over that of Lie–Trotter at the horizon, one random
     linear system and initial state per draw. Below 1: Strang is the more accurate there."""
     rng = np.random.default_rng([seed, int(1000 * f_scale), int(1000 * g_scale)])
-    gamma = horizon / n_steps
+    h = horizon / n_steps
     out = np.empty(n_draws)
     for i in range(n_draws):
         system = random_linear_system(rng, n, d, f_scale, g_scale)
         x0 = rng.normal(size=(n, d))
         exact = system.flow(FULL, horizon, x0)
-        errors = [distance(integrate(system, SCHEMES[name].substeps, gamma, n_steps, x0, solver), exact)
+        errors = [distance(integrate(system, SCHEMES[name].substeps, h, n_steps, x0, solver), exact)
                   for name in ("strang", "lie-trotter")]
         out[i] = errors[0] / errors[1]
     return out

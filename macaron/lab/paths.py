@@ -17,7 +17,7 @@ from .system import initial_positions
 
 @dataclass
 class ParticlePaths:
-    """Positions at times k·γ, k = 0..n_steps, under the exact flow and under each scheme."""
+    """Positions at times k·h, k = 0..n_steps, under the exact flow and under each scheme."""
 
     times: np.ndarray                          # [n_steps + 1]
     exact: np.ndarray                          # [n_steps + 1, n, d]
@@ -38,14 +38,14 @@ def particle_paths(system, x0, horizon=DEFAULT_HORIZON, n_steps=8, schemes=None,
                    solver="euler") -> ParticlePaths:
     """Paths for an animation: every scheme on the same time grid as the exact flow."""
     schemes = registered() if schemes is None else schemes
-    gamma = horizon / n_steps
-    times = gamma * np.arange(n_steps + 1)
+    h = horizon / n_steps
+    times = h * np.arange(n_steps + 1)
     exact = np.concatenate([x0[None], system.flows(FULL, times[1:], x0)])
     paths = ParticlePaths(times, exact, solver=solver)
     for name, scheme in schemes.items():
         if solver == "exact" and unsplit(scheme):
             continue
-        paths.schemes[name] = integrate(system, scheme, gamma, n_steps, x0, solver, record=True)
+        paths.schemes[name] = integrate(system, scheme, h, n_steps, x0, solver, record=True)
     return paths
 
 

@@ -2,39 +2,39 @@
 leading term.
 
 Every scheme step walks a scheme tuple: each Sub(kind, fraction) advances the state by the
-sub-flow of that kind for fraction·γ, solved either "exact" or by one explicit Euler step
-("euler": x + fraction·γ·op(x), which is what a residual sub-layer computes).
+sub-flow of that kind for fraction·h, solved either "exact" or by one explicit Euler step
+("euler": x + fraction·h·op(x), which is what a residual sub-layer computes).
 
 Orders of accuracy (local = one step from x0, global = at a fixed horizon)
 --------------------------------------------------------------------------
                                    local error    global error
-  exact sub-flows, Lie–Trotter       O(γ²)           O(γ)
-  exact sub-flows, Strang–Marchuk    O(γ³)           O(γ²)       (Theorem 1 of the paper)
-  Euler sub-steps, any arrangement   O(γ²)           O(γ)
-  unsplit Euler x + γ(F + G)         O(γ²)           O(γ)
-  exact sub-flows, F and G commute   0 (exact: Φ_G(γ)Φ_F(γ) = Φ_{F+G}(γ))
+  exact sub-flows, Lie–Trotter       O(h²)           O(h)
+  exact sub-flows, Strang–Marchuk    O(h³)           O(h²)       (Theorem 1 of the paper)
+  Euler sub-steps, any arrangement   O(h²)           O(h)
+  unsplit Euler x + h(F + G)         O(h²)           O(h)
+  exact sub-flows, F and G commute   0 (exact: Φ_G(h)Φ_F(h) = Φ_{F+G}(h))
 
 Euler sub-steps: why Macaron's layer is not second order, and what it still gains
 ---------------------------------------------------------------------------------
 Write F, G for the fields at x and F', G' for their Jacobians. The exact flow is
 
-    x + γ(F + G) + γ²/2 · (F'F + F'G + G'F + G'G) + O(γ³).
+    x + h(F + G) + h²/2 · (F'F + F'G + G'F + G'G) + O(h³).
 
 Euler sub-steps in the Macaron order ½G, F, ½G give
 
-    x₁ = x + γ/2·G
-    x₂ = x₁ + γF(x₁)    = x + γ/2·G + γF + γ²/2·F'G + O(γ³)
-    x₃ = x₂ + γ/2·G(x₂) = x + γ(F + G) + γ²/2 · (F'G + G'F + ½G'G) + O(γ³).
+    x₁ = x + h/2·G
+    x₂ = x₁ + hF(x₁)    = x + h/2·G + hF + h²/2·F'G + O(h³)
+    x₃ = x₂ + h/2·G(x₂) = x + h(F + G) + h²/2 · (F'G + G'F + ½G'G) + O(h³).
 
 The cross terms F'G + G'F now match the exact flow: the symmetric arrangement removes the
 splitting error (Lie–Trotter's commutator term ½(F'G − G'F)) just as Theorem 1 says. What it
-cannot remove is the error of the sub-solvers themselves: a single Euler step of duration h for
-a field K misses h²/2·K'K. So the local error is
+cannot remove is the error of the sub-solvers themselves: a single Euler step of duration τ for
+a field K misses τ²/2·K'K. So the local error is
 
-    exact − scheme = γ²/2 · (F'F + ½G'G) + O(γ³)        (the ½: two half Euler steps of G)
+    exact − scheme = h²/2 · (F'F + ½G'G) + O(h³)        (the ½: two half Euler steps of G)
 
-and Strang with Euler sub-steps is first order globally, like the Transformer's layer. The γ²
-coefficients side by side (exact − scheme, divided by γ²/2):
+and Strang with Euler sub-steps is first order globally, like the Transformer's layer. The h²
+coefficients side by side (exact − scheme, divided by h²/2):
 
     unsplit Euler           F'F +  G'G + F'G + G'F
     Lie–Trotter  F then G   F'F +  G'G + F'G − G'F
@@ -85,20 +85,20 @@ def unsplit(scheme) -> bool:
     return any(sub.kind == FULL for sub in scheme)
 
 
-def substep(system, sub: Sub, gamma: float, x: np.ndarray, solver: str = "exact") -> np.ndarray:
-    """Advance x by the sub-flow `sub.kind` for sub.fraction·γ: exactly, or one Euler step."""
-    h = sub.fraction * gamma
+def substep(system, sub: Sub, h: float, x: np.ndarray, solver: str = "exact") -> np.ndarray:
+    """Advance x by the sub-flow `sub.kind` for sub.fraction·h: exactly, or one Euler step."""
+    tau = sub.fraction * h
     if solver == "exact":
-        return system.flow(sub.kind, h, x)
+        return system.flow(sub.kind, tau, x)
     if solver == "euler":
-        return x + h * system.field(sub.kind, x)
+        return x + tau * system.field(sub.kind, x)
     raise ValueError(f"unknown sub-flow solver {solver!r}; choose one of {SUBSTEPS}")
 
 
-def step(system, scheme, gamma: float, x: np.ndarray, solver: str = "exact") -> np.ndarray:
-    """One step of size γ: the scheme's sub-steps, left to right."""
+def step(system, scheme, h: float, x: np.ndarray, solver: str = "exact") -> np.ndarray:
+    """One step of size h: the scheme's sub-steps, left to right."""
     for sub in scheme:
-        x = substep(system, sub, gamma, x, solver)
+        x = substep(system, sub, h, x, solver)
     return x
 
 
@@ -117,28 +117,28 @@ def _merged(scheme, n_steps: int):
     return subs
 
 
-def integrate(system, scheme, gamma: float, n_steps: int, x: np.ndarray, solver: str = "exact",
+def integrate(system, scheme, h: float, n_steps: int, x: np.ndarray, solver: str = "exact",
               record: bool = False) -> np.ndarray:
-    """n_steps steps of size γ from x: the final state, or [n_steps + 1, n, d] if record."""
+    """n_steps steps of size h from x: the final state, or [n_steps + 1, n, d] if record."""
     if record:
         path = [x]
         for _ in range(n_steps):
-            path.append(step(system, scheme, gamma, path[-1], solver))
+            path.append(step(system, scheme, h, path[-1], solver))
         return np.stack(path)
     subs = _merged(scheme, n_steps) if solver == "exact" else list(scheme) * n_steps
     for sub in subs:
-        x = substep(system, sub, gamma, x, solver)
+        x = substep(system, sub, h, x, solver)
     return x
 
 
 def leading_error(system, scheme, x: np.ndarray, solver="exact") -> np.ndarray:
-    """C in exact(γ) − step(γ) = γ²·C + O(γ³), from the Taylor expansion of the scheme.
+    """C in exact(h) − step(h) = h²·C + O(h³), from the Taylor expansion of the scheme.
 
-    Sub-step k (kind K_k, fraction a_k) evaluates K_k at x + γ Σ_{j<k} a_j K_j + O(γ²), so
+    Sub-step k (kind K_k, fraction a_k) evaluates K_k at x + h Σ_{j<k} a_j K_j + O(h²), so
 
-        step = x + γ Σ a_k K_k + γ² [Σ_{j<k} a_j a_k K_k' K_j + Σ_k e_k a_k²/2 K_k' K_k] + O(γ³)
+        step = x + h Σ a_k K_k + h² [Σ_{j<k} a_j a_k K_k' K_j + Σ_k e_k a_k²/2 K_k' K_k] + O(h³)
 
-    with e_k = 1 for an exact sub-flow, 0 for an Euler step. The exact flow has γ²/2 (F+G)'(F+G).
+    with e_k = 1 for an exact sub-flow, 0 for an Euler step. The exact flow has h²/2 (F+G)'(F+G).
     """
     fields = [system.field(sub.kind, x) for sub in scheme]
     full = system.field(FULL, x)

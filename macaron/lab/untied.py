@@ -2,7 +2,7 @@
 
 Untied runs the two convection half-steps of a scheme with different fields, G₁ = G + εΔ first, then
 G₂ = G − εΔ (`untie` marks them in a scheme); Δ is a seeded field of the same kind and size as the system's
-G (drift_for). untied_leading_error is the γ² coefficient of the untied Strang step by hand.
+G (drift_for). untied_leading_error is the h² coefficient of the untied Strang step by hand.
 """
 from __future__ import annotations
 
@@ -77,11 +77,11 @@ def untie(scheme) -> tuple[Sub, ...]:
 
 
 def untied_leading_error(system: Untied, x: np.ndarray) -> np.ndarray:
-    """The γ² coefficient of exact − untied Strang with exact sub-flows, by hand: with D = εΔ,
+    """The h² coefficient of exact − untied Strang with exact sub-flows, by hand: with D = εΔ,
 
         ½(D'F − F'D) + ¼(D'G − G'D)
 
-    (the issue's γ²[¼(F'δ − δ'F) + ⅛(G₁'G₂ − G₂'G₁)] with δ = G₂ − G₁ = −2D). Zero for ε = 0: tied
+    (the issue's h²[¼(F'δ − δ'F) + ⅛(G₁'G₂ − G₂'G₁)] with δ = G₂ − G₁ = −2D). Zero for ε = 0: tied
     halves are third order. Written out separately from `leading_error`, which checks it."""
     base, eps = system.base, system.eps
     f, g, d = base.field(DIFFUSION, x), base.field(CONVECTION, x), eps * system.delta(x)

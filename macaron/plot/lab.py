@@ -58,11 +58,41 @@ def _segments(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _polylines(np.stack([a, b], axis=1))
 
 
+def lies_on(drawn: dict[str, np.ndarray], tolerance: float, errors: dict[str, np.ndarray]) -> list[tuple]:
+    """(b, a, equal) for each line b drawn on an earlier line a (within `tolerance` at every point, in the units
+    `drawn`), so that the one drawn last hides the other; `equal`: their `errors` are the same to round-off (with exact
+    sub-flows the control's ½G, ½G is one G, and its errors are Lie–Trotter's)."""
+    names, out = list(drawn), []
+    for i, b in enumerate(names):
+        a = next((a for a in names[:i] if np.max(np.abs(drawn[a] - drawn[b])) <= tolerance), None)
+        if a is not None:
+            out.append((b, a, is_roundoff(np.asarray(errors[a]) - np.asarray(errors[b]))))
+    return out
+
+
+def lies_on_note(pairs: list[tuple], xref: str, yref: str,
+                 looks: dict[str, tuple[str, SchemeStyle]] | None = None) -> list[dict]:
+    """A note in the top left of a panel naming each line that lies on another (none: no note); `looks` names
+    the keys that are not registered schemes, as in `convergence`."""
+    looks = looks or {}
+
+    def named(s: str) -> str:
+        name, look = looks.get(s, (_scheme(s).short, scheme_style(s)))
+        return f"<span style='color:{ink(look.color)}'><b>{esc(name)}</b></span>"
+
+    if not pairs:
+        return []
+    said = [f"{named(b)} lies {'on' if equal else 'almost on'} {named(a)}" for b, a, equal in pairs]
+    return [dict(text="<br>".join(said), x=0.02, y=0.98, xref=f"{xref} domain", yref=f"{yref} domain",
+                 xanchor="left", yanchor="top", showarrow=False, align="left", bgcolor="rgba(255,255,255,0.85)",
+                 font=dict(size=14))]
+
+
 # ---- 1 · particles under the exact flow and under each scheme ---------------------------------------
-def _readout(t: float, k: int, n_steps: int, gamma: float, errors: dict[str, float]) -> str:
+def _readout(t: float, k: int, n_steps: int, h: float, errors: dict[str, float]) -> str:
     parts = [f"<span style='color:{ink(scheme_style(s).color)}'><b>{esc(_scheme(s).short)}</b> {e:.3g}</span>"
              for s, e in errors.items()]
-    head = f"<b>t = {t:.3g}</b> · step {k} of {n_steps} (γ = {gamma:.3g})"
+    head = f"<b>t = {t:.3g}</b> · step {k} of {n_steps} (h = {h:.3g})"
     if not parts:
         return head
     lines = [" · ".join(parts[i:i + 3]) for i in range(0, len(parts), 3)]  # at most 3 per line
@@ -74,7 +104,7 @@ def toy_particles(paths: ParticlePaths, dense_times: np.ndarray | None = None,
                   dense_exact: np.ndarray | None = None, *, magnify: float = 1.0, height: int = 620,
                   start: int | None = None) -> go.Figure:
     """Animated plane: the exact flow (black dots, grey paths) and every scheme in `paths` at times
-    k·γ, with a line from each scheme's particle to where the particle really is; beside it the
+    k·h, with a line from each scheme's particle to where the particle really is; beside it the
     RMS error of each scheme over time, with the current frame marked.
 
     `magnify` > 1 draws each scheme's particle at exact + magnify·(scheme − exact): the direction of
@@ -84,7 +114,7 @@ def toy_particles(paths: ParticlePaths, dense_times: np.ndarray | None = None,
     exact = np.asarray(paths.exact, float)
     K = len(times)
     n_steps = K - 1
-    gamma = float(times[1] - times[0]) if K > 1 else 0.0
+    h = float(times[1] - times[0]) if K > 1 else 0.0
     names = [s for s in SCHEMES if s in paths.schemes] + [s for s in paths.schemes if s not in SCHEMES]
     drawn = {s: exact + magnify * (np.asarray(paths.schemes[s], float) - exact) for s in names}
     errs = {s: distance(paths.schemes[s], exact) for s in names}
@@ -111,11 +141,7 @@ def toy_particles(paths: ParticlePaths, dense_times: np.ndarray | None = None,
     static_paths = dict(type="scatter", mode="lines", x=path_xy[0], y=path_xy[1], name="exact paths",
                         line=dict(color="rgba(0,0,0,0.18)", width=1.2), hoverinfo="skip", legendgroup="exact",
                         showlegend=False, xaxis="x", yaxis="y")
-    err_lines = [dict(type="scatter", mode="lines+markers", x=_r(times), y=_r(errs[s]), name=_scheme(s).short,
-                      line=dict(color=scheme_style(s).color, width=3, dash=scheme_style(s).dash),
-                      marker=dict(size=5, color=scheme_style(s).color), legendgroup=s, showlegend=False,
-                      hovertemplate=f"{esc(_scheme(s).short)}<br>t = %{{x:.3g}}<br>RMS error %{{y:.3g}}<extra></extra>",
-                      xaxis="x2", yaxis="y2") for s in names]
+    err_lines = _error_lines(times, errs)
 
     def dynamic(f: int) -> list[dict]:
         out = []
@@ -155,24 +181,18 @@ def toy_particles(paths: ParticlePaths, dense_times: np.ndarray | None = None,
     dyn_idx = list(range(n_static_before, n_static_before + n_dyn))
     # the frames update the dynamic traces only; the static ones stay
     frames = [dict(name=str(f), data=dynamic(f), traces=dyn_idx,
-                   layout=dict(title=dict(text=_readout(times[f], f, n_steps, gamma,
+                   layout=dict(title=dict(text=_readout(times[f], f, n_steps, h,
                                                         {s: float(errs[s][f]) for s in names}))))
               for f in range(K)]
     top = ANIM_TOP + (46 if len(names) > 3 else 0)  # more than 3 schemes: legend and readout take two rows
     plot_h = max(260, height - top - ANIM_BOTTOM)  # pixels of the plotting area
-    annotations = []
-    notes = ([f"scheme errors drawn ×{magnify:g}"] if magnify != 1 else []) + \
-        ([] if to_scale else ["x and y not to the same scale"])
-    if notes:
-        annotations.append(dict(text="<b>" + "<br>".join(notes) + "</b>", x=0.0, y=1.0, xref="x domain",
-                                yref="y domain", xanchor="left", yanchor="top", showarrow=False, align="left",
-                                bgcolor="rgba(255,255,255,0.85)", font=dict(size=14, color="#444")))
+    annotations = _toy_notes(errs, ymax, magnify, to_scale)
     plane_y = dict(range=yr, autorange=False, zeroline=False)
     if to_scale:
         plane_y.update(scaleanchor="x", scaleratio=1, constrain="domain")
     layout = base_layout(
         top + plot_h + ANIM_BOTTOM, font=LAB_FONT,
-        title=dict(text=_readout(times[start], start, n_steps, gamma, {s: float(errs[s][start]) for s in names}),
+        title=dict(text=_readout(times[start], start, n_steps, h, {s: float(errs[s][start]) for s in names}),
                    x=0.0, xanchor="left", xref="paper", y=1.0 - 14 / (top + plot_h + ANIM_BOTTOM),
                    yanchor="top", font=dict(size=17)),
         margin=dict(l=50, r=20, t=top, b=ANIM_BOTTOM),
@@ -192,6 +212,28 @@ def toy_particles(paths: ParticlePaths, dense_times: np.ndarray | None = None,
     return figure(data, layout, frames)
 
 
+def _error_lines(times: np.ndarray, errs: dict[str, np.ndarray]) -> list[dict]:
+    """The right panel's lines: each scheme's RMS distance to the exact flow over time."""
+    return [dict(type="scatter", mode="lines+markers", x=_r(times), y=_r(e), name=_scheme(s).short,
+                 line=dict(color=scheme_style(s).color, width=3, dash=scheme_style(s).dash),
+                 marker=dict(size=5, color=scheme_style(s).color), legendgroup=s, showlegend=False,
+                 hovertemplate=f"{esc(_scheme(s).short)}<br>t = %{{x:.3g}}<br>RMS error %{{y:.3g}}<extra></extra>",
+                 xaxis="x2", yaxis="y2") for s, e in errs.items()]
+
+
+def _toy_notes(errs: dict[str, np.ndarray], ymax: float, magnify: float, to_scale: bool) -> list[dict]:
+    """The toy figure's notes: which error line lies on another (within 1 % of the axis), and in the plane's
+    corner what is drawn other than to scale."""
+    annotations = lies_on_note(lies_on(errs, 0.01 * ymax, errs), "x2", "y2")
+    notes = ([f"scheme errors drawn ×{magnify:g}"] if magnify != 1 else []) + \
+        ([] if to_scale else ["x and y not to the same scale"])
+    if notes:
+        annotations.append(dict(text="<b>" + "<br>".join(notes) + "</b>", x=0.0, y=1.0, xref="x domain",
+                                yref="y domain", xanchor="left", yanchor="top", showarrow=False, align="left",
+                                bgcolor="rgba(255,255,255,0.85)", font=dict(size=14, color="#444")))
+    return annotations
+
+
 def _thinned(labels: list[str], most: int = 12) -> list[str]:
     """A long time grid: label every few frames so the slider's ticks stay readable."""
     every = max(1, int(np.ceil(len(labels) / most)))
@@ -206,14 +248,14 @@ def slope_text(slope: float, errors) -> str:
 def convergence(study: ConvergenceStudy, solver: str, schemes: Sequence[str] | None = None,
                 plot_height: int = 360, looks: dict[str, tuple[str, SchemeStyle]] | None = None,
                 error: str = "RMS error") -> go.Figure:
-    """Two log-log panels: local error of one step against γ, global error at the horizon against
-    γ = horizon / n. Dashed grey guides ∝ γ¹, γ², γ³; the fitted slopes are in the legend. `looks`
+    """Two log-log panels: local error of one step against h, global error at the horizon against
+    h = horizon / n. Dashed grey guides ∝ h¹, h², h³; the fitted slopes are in the legend. `looks`
     names and draws study keys that are not registered schemes: {key: (legend name, style)}; `error`
     names what was measured (the y axis)."""
     looks = looks or {}
     names = [s for s in (schemes or [*SCHEMES, *looks]) if s in study.local_error and solver in study.local_error[s]]
-    panels = [("x", "y", np.asarray(study.gammas, float), study.local_error, study.local_slope, (2, 3)),
-              ("x2", "y2", np.asarray(study.global_gammas, float), study.global_error, study.global_slope, (1, 2))]
+    panels = [("x", "y", np.asarray(study.h, float), study.local_error, study.local_slope, (2, 3)),
+              ("x2", "y2", np.asarray(study.global_h, float), study.global_error, study.global_slope, (1, 2))]
     data, annotations, ys = [], [], []
     floor = ROUNDOFF * 1e-4
     for s in names:
@@ -232,18 +274,18 @@ def convergence(study: ConvergenceStudy, solver: str, schemes: Sequence[str] | N
                              legendgroup=s, showlegend=i == 0, xaxis=xa, yaxis=ya, text=n_txt,
                              line=dict(color=look.color, width=3, dash=look.dash),
                              marker=dict(size=8, color=look.color, symbol=look.symbol.replace("-open", "")),
-                             hovertemplate=(f"{title}<br>γ = %{{x:.3g}} %{{text}}<br>"
+                             hovertemplate=(f"{title}<br>h = %{{x:.3g}} %{{text}}<br>"
                                             f"{error} %{{y:.3g}}<extra></extra>")))
     dashes = {1: "dot", 2: "dash", 3: "longdash"}
     for i, (xa, ya, x, err, _slope, orders) in enumerate(panels):
         real = [np.asarray(err[s][solver], float) for s in names if not is_roundoff(err[s][solver])]
         guides = {}
         for p in orders:
-            # under every curve at every γ (a third of the way down at the closest point): guides never cross data
+            # under every curve at every h (a third of the way down at the closest point): guides never cross data
             c = min(float(np.min(r / x ** p)) for r in real) / 3 if real else 1e-3 / x.max() ** p
             guides[p] = g = c * x ** p
             ys.append(g)
-            data.append(dict(type="scatter", mode="lines", x=_r_sig(x), y=_r_sig(g), name=f"∝ γ{_sup(p)}",
+            data.append(dict(type="scatter", mode="lines", x=_r_sig(x), y=_r_sig(g), name=f"∝ h{_sup(p)}",
                              legendgroup=f"guide{p}", showlegend=False, xaxis=xa, yaxis=ya, hoverinfo="skip",
                              line=dict(color=GUIDE_COLOR, width=1.6, dash=dashes[p])))
         # label the guides at the end where they are furthest apart (they may share the other end)
@@ -253,7 +295,7 @@ def convergence(study: ConvergenceStudy, solver: str, schemes: Sequence[str] | N
         k = int(np.argmin(x)) if left else int(np.argmax(x))
         for p, g in guides.items():
             annotations.append(dict(x=float(np.log10(x[k])), y=float(np.log10(g[k])), xref=xa, yref=ya,
-                                    text=f"<b>∝ γ{_sup(p)}</b>", showarrow=False, xanchor="right",
+                                    text=f"<b>∝ h{_sup(p)}</b>", showarrow=False, xanchor="right",
                                     xshift=-4 if left else 0, yanchor="middle" if left else "top",
                                     yshift=0 if left else -3, font=dict(size=15, color=GUIDE_COLOR)))
     allv = np.concatenate(ys) if ys else np.array([1e-3, 1.0])
@@ -261,25 +303,30 @@ def convergence(study: ConvergenceStudy, solver: str, schemes: Sequence[str] | N
     yrange = [lo - 0.25, hi + 0.25]
     ydtick = max(1, int(np.ceil((yrange[1] - yrange[0]) / 9)))  # at most ~9 labelled decades
 
+    span = yrange[1] - yrange[0]  # decades: a line within 1 % of the axis of another is drawn on it
+    for xa, ya, _, err, *_ in panels:
+        logs = {s: np.log10(np.maximum(np.asarray(err[s][solver], float), floor)) for s in names}
+        annotations += lies_on_note(lies_on(logs, 0.01 * span, {s: err[s][solver] for s in names}), xa, ya, looks)
+
     def xaxis(x, title, domain, anchor):
         ticks = nice_ticks(x.min(), x.max())
         return dict(type="log", domain=domain, title=dict(text=title), anchor=anchor, tickvals=ticks,
                     ticktext=[f"{t:g}" for t in ticks], range=[np.log10(x.min()) - 0.28, np.log10(x.max()) + 0.08],
                     autorange=False)
 
-    titles = [dict(text="<b>Local error</b>: one step of size γ", x=0.23, xref="paper", y=1.0, yref="paper",
+    titles = [dict(text="<b>Local error</b>: one step of size h", x=0.23, xref="paper", y=1.0, yref="paper",
                    showarrow=False, xanchor="center", yanchor="bottom", font=dict(size=16)),
-              dict(text=f"<b>Global error</b> at t = {study.horizon:g}: n steps of γ = {study.horizon:g}/n",
+              dict(text=f"<b>Global error</b> at t = {study.horizon:g}: n steps of h = {study.horizon:g}/n",
                    x=0.77, xref="paper", y=1.0, yref="paper", showarrow=False, xanchor="center", yanchor="bottom",
                    font=dict(size=16))]
     bottom = 78 + 26 * max(1, len(names))  # axis titles, then one legend row per scheme
     layout = base_layout(
         40 + plot_height + bottom, font=LAB_FONT,
         margin=dict(l=70, r=20, t=40, b=bottom),
-        xaxis=xaxis(panels[0][2], "step size γ", [0.0, 0.46], "y"),
+        xaxis=xaxis(panels[0][2], "step size h", [0.0, 0.46], "y"),
         yaxis=dict(type="log", title=dict(text=error), anchor="x", exponentformat="power", range=yrange,
                    autorange=False, dtick=ydtick),
-        xaxis2=xaxis(panels[1][2], "step size γ = T / n", [0.54, 1.0], "y2"),
+        xaxis2=xaxis(panels[1][2], "step size h = T / n", [0.54, 1.0], "y2"),
         yaxis2=dict(type="log", anchor="x2", exponentformat="power", range=yrange, autorange=False,
                     matches="y", dtick=ydtick),
         annotations=titles + annotations,
@@ -314,7 +361,7 @@ def _measured(slope: float, errors, expected: int | None, interval=None) -> str:
     if is_roundoff(errors):
         return "exact (round-off)"
     ci = f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval is not None else ""
-    return slope_text(slope, errors) + ci + (f" (γ{_sup(expected)})" if expected else "")
+    return slope_text(slope, errors) + ci + (f" (h{_sup(expected)})" if expected else "")
 
 
 def slope_rows(study: ConvergenceStudy, schemes: Sequence[str] | None = None,
@@ -337,21 +384,21 @@ def slope_rows(study: ConvergenceStudy, schemes: Sequence[str] | None = None,
                 "sub-flows": "exact" if solver == "exact" else "one Euler step each",
                 "local slope": _measured(study.local_slope[s][solver], loc, exp_local, ci("local", s, solver)),
                 "global slope": _measured(study.global_slope[s][solver], glo, exp_global, ci("global", s, solver)),
-                "error at finest γ": f"{float(np.asarray(glo)[-1]):.2g}",
+                "error at finest h": f"{float(np.asarray(glo)[-1]):.2g}",
             })
     return rows
 
 
 def untied_rows(studies: dict[float, ConvergenceStudy]) -> list[dict]:
     """One row per ε of Strang–Marchuk with exact sub-flows and untied halves G ± εΔ (a study each,
-    macaron.lab.untied): its measured local and global slopes, and its local error at the smallest γ."""
+    macaron.lab.untied): its measured local and global slopes, and its local error at the smallest h."""
     rows = []
     for eps, s in studies.items():
         loc, glo = s.local_error["strang"]["exact"], s.global_error["strang"]["exact"]
         rows.append({"ε": f"{eps:g}",
                      "local slope (exact sub-flows)": slope_text(s.local_slope["strang"]["exact"], loc),
                      "global slope": slope_text(s.global_slope["strang"]["exact"], glo),
-                     f"local error at γ = {s.gammas[0]:.2g}": f"{loc[0]:.2g}"})
+                     f"local error at h = {s.h[0]:.2g}": f"{loc[0]:.2g}"})
     return rows
 
 

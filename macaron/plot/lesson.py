@@ -220,7 +220,7 @@ def lab_panel(step: lesson.LessonStep, div_id: str) -> Panel:
     final = visible.final_errors()
     caption = (f"Black dots: the exact flow of the {kind} system ({n} particles, β = {beta:g}); each scheme's "
                f"particle is joined to its exact position by a line of its colour, errors drawn ×{magnify}. "
-               f"{n_steps} steps of γ = {horizon / n_steps:g}, each sub-step solved exactly.")
+               f"{n_steps} steps of h = {horizon / n_steps:g}, each sub-step solved exactly.")
     if final.get("strang", 0) > 0 and final.get("lie-trotter", 0) > 0:
         ratio = final["lie-trotter"] / final["strang"]
         caption += (f" At t = {horizon:g}, Strang–Marchuk's particles end {ratio:.1f}× closer to the exact ones "

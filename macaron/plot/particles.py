@@ -38,6 +38,18 @@ from .style import (
 )
 
 MOST_LABELLED = 30  # up to this many particles, every one is labelled (moved, shortened or on a leader line)
+PARTICLE_PX, RIM_PX = 10, 1  # a particle's dot (2-D): its diameter and its white rim
+# Plotly's "arrow" marker of size s is a head 0.95·s long and 0.62·s wide (plotly.js symbol_defs: π/2.5 at the tip);
+# 2 px above the labels' font, moved back to the dot's rim so that none of it hides under the dot: 15 px long at the
+# screen's 14 px font, 19 px at a projector's 18 px (before: size 11, 10.5 px, its first 6 px under the dot)
+ARROW_OVER_FONT = 2
+MATRIX_SPLIT = 0.64  # the plane's share of the width beside a matrix (the matrix's: 0.26, after a gap of 0.1)
+SCREEN_FONT = 14     # px: the figures' font on a screen (style.FONT); a larger one is a projector's (presenter mode)
+
+
+def arrow_px(font_px: int) -> int:
+    """The size of the arrow heads that end the moves, for labels of `font_px`."""
+    return font_px + ARROW_OVER_FONT
 
 
 # ---- the particles animation ------------------------------------------------------------------------
@@ -213,9 +225,9 @@ def plane_traces(p: Plane, f: int, legend: bool = True, hover_prefix: str = "") 
     for k in _kinds(p):
         t = dict(type=typ, mode="lines" if three else "lines+markers", name=KIND_NAME[k], hoverinfo="skip",
                  line=dict(color=KIND_COLOR[k], width=6 if three else 3), showlegend=legend, legendgroup=k, **ax)
-        if not three:  # an arrow head at the end of every move
-            t["marker"] = dict(symbol="arrow", angleref="previous", size=[0, 11, 0] * len(p.tokens),
-                               color=KIND_COLOR[k])
+        if not three:  # an arrow head at the end of every move, its tip at the rim of the particle's dot
+            t["marker"] = dict(symbol="arrow", angleref="previous", size=[0, arrow_px(p.font_px), 0] * len(p.tokens),
+                               standoff=PARTICLE_PX / 2 + RIM_PX, color=KIND_COLOR[k])
         traces.append(t)
     traces.append(dict(type=typ, mode="lines" if three else "lines+markers", name="who pulls whom",
                        hoverinfo="skip", line=dict(color="rgba(0,114,178,0.5)", width=3 if three else 1.5, dash="dot"),
@@ -226,8 +238,8 @@ def plane_traces(p: Plane, f: int, legend: bool = True, hover_prefix: str = "") 
     hover = [f"{hover_prefix}{systems[i] + ': ' if systems else ''}<b>{esc(tok)}</b>" for i, tok in enumerate(p.tokens)]
     particles = dict(type=typ, mode="markers+text" if three else "markers", name="particles", showlegend=False,
                      hovertext=hover, hoverinfo="text",
-                     marker=dict(size=6 if three else 10, color=colors, symbol=marks,
-                                 line=dict(width=1, color="#333" if three else "white")), **ax)
+                     marker=dict(size=6 if three else PARTICLE_PX, color=colors, symbol=marks,
+                                 line=dict(width=1 if three else RIM_PX, color="#333" if three else "white")), **ax)
     if three:
         particles.update(text=[esc(display_token(t)) for t in p.tokens], textfont=dict(size=p.font_px - 1))
     traces.append(particles)
@@ -387,11 +399,14 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     S = len(traj.labels)
     start = int(np.clip(start, 0, S - 1))
     three = np.shape(proj.coords)[-1] == 3
-    mixing = any(m is not None for m in traj.mixing)
-    split = 0.64 if mixing else 1.0
     margin = dict(l=60, r=12, t=86 + 3 * (font_size - 14), b=104)  # the title and the legend grow with the font
     margin["t"] += legend_room(traj, font_size, width, margin)
     plot_h = height - margin["t"] - margin["b"]
+    attends = any(m is not None for m in traj.mixing)
+    beside = (plot_widths(width, margin, 0.9 - MATRIX_SPLIT)[0], plot_h)  # the matrix's room, in px
+    names_px = matrix_font(traj, *beside, font_size)
+    mixing = attends and names_px is not None  # on a projector a matrix too small to read gives way to the plane
+    split = MATRIX_SPLIT if mixing else 1.0
     p = plane(traj, proj, trail=trail, labels=labels, font_px=font_size, head=head,
               size_px=(plot_widths(width, margin, split), plot_h), ranges=ranges)
     data = plane_traces(p, start)
@@ -399,13 +414,12 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
         data.append(_mixing_trace(traj, start, head))
 
     def annotations(f: int) -> list[dict]:
-        out = []
-        if mixing:
-            out.append(dict(text=f"<b>who pulls whom</b> (row listens to column)<br>"
-                                 f"{esc(mixing_state(traj, f, head).caption)}",
-                            x=1.0, y=1.0, xref="paper", yref="paper", xanchor="right", align="right",
-                            yanchor="bottom", showarrow=False, font=dict(size=font_size - 2)))  # never past the edge
-        return out
+        if not attends:
+            return []
+        said = (f" (row listens to column)<br>{esc(mixing_state(traj, f, head).caption)}" if mixing else
+                f": the dotted lines<br>(its matrix of {_largest_block(traj)} words does not fit at this size)")
+        return [dict(text=f"<b>who pulls whom</b>{said}", x=1.0, y=1.0, xref="paper", yref="paper", xanchor="right",
+                     align="right", yanchor="bottom", showarrow=False, font=dict(size=font_size - 2))]  # in the figure
 
     blocks = mixing and "two_systems" in traj.meta  # each frame its own block: its names and range
     shown = blocks and _largest_block(traj) <= 40
@@ -437,8 +451,7 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
         layout["yaxis"] = dict(title=dict(text=axis_title(1, proj.explained)), range=p.ranges[1], autorange=False,
                                zeroline=False, **true_aspect("x"))
     if mixing:
-        layout.update(_matrix_axes(traj, plot_widths(width, margin, 0.9 - split)[0], plot_h, split, font_size,
-                                   start))
+        layout.update(_matrix_axes(traj, plot_h, split, names_px, start))
     # slider ticks at the layer boundaries, on the title's clock; the full sub-step is the title
     h, two = traj.meta.get("step", 1.0), traj.meta.get("two_systems")
     ticks = [slider_label(t, h, two and two["encoder_layers"]) for t in traj.times]
@@ -447,14 +460,33 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     return figure(data, layout, frames)
 
 
-def _matrix_axes(traj: Trajectory, width_px: float, height_px: float, split: float, font_size: int, f: int
-                 ) -> dict:
-    """The matrix's axes beside the plane: rows and columns named by their tokens (mixing_block's; up to 40, beyond,
-    hover names them), in a font as large as a row and a column of the largest block leave room for, the names of
-    the columns upright under the matrix."""
+def _names_room(traj: Trajectory, px: float) -> float:
+    """Pixels the matrix's column names take, upright under it (none beyond 40 names: hover names them)."""
+    return (0.62 * px * max(len(short_token(t)) for t in traj.tokens) + 8) if _largest_block(traj) <= 40 else 0
+
+
+def _fits(traj: Trajectory, width_px: float, height_px: float, px: int) -> float:
+    """How many rows and columns named in `px` a matrix `width_px` × `height_px` has room for (a row 4/3 of a name's
+    size; the column names upright under it)."""
+    return 0.75 * min(width_px, height_px - _names_room(traj, px)) / px
+
+
+def matrix_font(traj: Trajectory, width_px: float, height_px: float, font_size: int) -> int | None:
+    """The size of the matrix's row and column names beside a plot `width_px` × `height_px`: on a screen as large as
+    a row and a column of the largest block leave room for, 8 px to 2 px under the labels' font; on a projector (a
+    font above SCREEN_FONT) the particles' label size itself, or None where the matrix has no room for names that
+    large: it gives way to the plane."""
     n = _largest_block(traj)
-    px = int(np.clip(0.75 * min(width_px, height_px) / n, 8, font_size - 2))
-    room = (0.62 * px * max(len(short_token(t)) for t in traj.tokens) + 8) if n <= 40 else 0  # upright names, px
+    if font_size <= SCREEN_FONT:
+        return int(np.clip(0.75 * min(width_px, height_px) / n, 8, font_size - 2))
+    return font_size if _fits(traj, width_px, height_px, font_size) >= n else None
+
+
+def _matrix_axes(traj: Trajectory, height_px: float, split: float, px: int, f: int) -> dict:
+    """The matrix's axes beside the plane: rows and columns named by their tokens (mixing_block's; up to 40, beyond,
+    hover names them) in `px` (matrix_font), the names of the columns upright under the matrix."""
+    n = _largest_block(traj)
+    room = _names_room(traj, px)  # upright names, px
     axes = _matrix_ticks(traj, f, n <= 40)
     look = dict(showgrid=False, zeroline=False, tickfont=dict(size=px))
     axes["xaxis2"].update(look, domain=[split + 0.1, 1.0], anchor="y2", tickangle=-90)

@@ -1,7 +1,7 @@
 """From the toy lab to trained networks: how far do a real model's layers meet the conditions of the
 splitting story?
 
-Strang's O(γ³) local error needs (1) a small step, (2) both half-steps to run the same operator G,
+Strang's O(h³) local error in the step h needs (1) a small step, (2) both half-steps to run the same operator G,
 and (3) each sub-flow solved exactly; Lie–Trotter's error comes from (4) the commutator of F and G.
 On the states a sentence actually visits, measured per layer:
 

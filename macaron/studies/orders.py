@@ -183,8 +183,9 @@ def expected(model) -> dict:
 
 
 def measure(model, texts, global_texts) -> dict:
-    """Both studies as one JSON-ready record: mean errors against the real step γ (s·h locally, T/(L·n) at
-    T), each slope as [fit, 2.5 %, 97.5 %] bootstrapped over the sentences, and the theorem's orders."""
+    """Both studies as one JSON-ready record: mean errors against the real step size (s·h locally, T/(L·n) at
+    T; stored under "gammas", the key every saved record has), each slope as [fit, 2.5 %, 97.5 %] bootstrapped over
+    the sentences, and the theorem's orders."""
     c = model.config
     local, whole = local_orders(model, texts), global_orders(model, global_texts)
     record = dict(model=c.name, measured=str(date.today()), weights=weights_sha256(model), sentences=len(texts),
