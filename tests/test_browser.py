@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from macaron import lesson
-from served import CHROMIUM
+from served import CHROMIUM, PATIENCE
 from served import server as app_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +50,7 @@ def page(browser):
 QUIET = "() => !document.querySelector('[data-testid=\"stStatusWidget\"], [data-testid=\"stSkeleton\"]')"
 
 
-def settle(page, timeout: float = 60_000) -> None:
+def settle(page, timeout: float = PATIENCE) -> None:
     """Wait until a Plotly figure is drawn and Streamlit has finished running the page."""
     page.wait_for_selector(".js-plotly-plot", timeout=timeout)
     for _ in range(2):  # quiet twice in a row
@@ -135,7 +135,7 @@ def test_particles_play_and_slider_redraw_every_panel_on_one_clock(server, page)
     box.fill("the river bank was full of water after the rain .")
     box.press("Enter")
     page.wait_for_function("() => Array.from(document.querySelectorAll('.js-plotly-plot .y2tick text'))"
-                           ".some(t => t.textContent === 'water')", timeout=60_000)
+                           ".some(t => t.textContent === 'water')", timeout=PATIENCE)
     settle(page)
     assert "rain" in page.url  # the sentence lives in the address bar
     title, matrix = drawn(page)
@@ -241,7 +241,7 @@ def test_presenter_first_screen_holds_the_stage_control_and_play(models_dir, bro
             thumbs[0].focus()
             pg.keyboard.press("Home")
             pg.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"]').innerText"
-                                 ".includes('Stage of training · random start')", timeout=30_000)
+                                 ".includes('Stage of training · random start')", timeout=PATIENCE)
             settle(pg)
             assert plot_data(pg) != before and "at=random" in pg.url
             no_errors(pg)
@@ -288,8 +288,8 @@ def test_presenter_mode_and_the_lesson(server, page):
     page.get_by_text(f"Lesson 1 of {STEPS}").wait_for()
     shoot(page, "particles_presenter")
     page.get_by_role("button", name="Next").click()
-    page.wait_for_function("() => location.search.includes('lesson=2')", timeout=30_000)
-    page.wait_for_function(f"() => ({DRAWN})()[0].includes('diffusion')", timeout=30_000)
+    page.wait_for_function("() => location.search.includes('lesson=2')", timeout=PATIENCE)
+    page.wait_for_function(f"() => ({DRAWN})()[0].includes('diffusion')", timeout=PATIENCE)
     assert "present=1" in page.url and not page.locator("[data-testid='stSidebar']").is_visible()
 
 
@@ -382,7 +382,7 @@ def test_a_clicker_walks_the_lesson(server, page):
     for key, k in (("PageDown", 2), ("ArrowRight", 3), ("PageUp", 2), ("ArrowLeft", 1)):
         page.locator("h1").first.click()  # the focus on the page, as after a click on it
         page.keyboard.press(key)
-        page.wait_for_function(f"() => location.search.includes('lesson={k}')", timeout=30_000)
+        page.wait_for_function(f"() => location.search.includes('lesson={k}')", timeout=PATIENCE)
         page.get_by_text(f"Lesson {k} of {STEPS}").wait_for()
         settle(page)
     box = page.locator("input[aria-label='Sentence']")
@@ -407,7 +407,7 @@ def test_a_lesson_step_typed_by_hand_opens_on_its_own_page(server, page):
     person sees the lab's title under the step's text, not Particles with the wrong step's words."""
     url, _ = server
     page.goto(f"{url}/?lesson=4")
-    page.wait_for_function("() => location.pathname.endsWith('/lab')", timeout=60_000)
+    page.wait_for_function("() => location.pathname.endsWith('/lab')", timeout=PATIENCE)
     settle(page)
     no_errors(page)
     assert page.locator("h1").first.inner_text().startswith("Splitting lab")
@@ -449,11 +449,11 @@ def test_bad_input_shows_a_message(server, page):
     box = page.get_by_label("Sentence", exact=True)
     box.fill("")
     box.press("Enter")
-    page.get_by_text("The text is empty").wait_for(timeout=30_000)
+    page.get_by_text("The text is empty").wait_for(timeout=PATIENCE)
     no_errors(page)
     box.fill("😀 مرحبا " + "word " * 1000)
     box.press("Enter")
-    page.get_by_text("Truncated:").wait_for(timeout=60_000)
+    page.get_by_text("Truncated:").wait_for(timeout=PATIENCE)
     settle(page)
     no_errors(page)
     page.screenshot(path=str(SHOTS / "particles_bad_input.png"))
@@ -475,8 +475,8 @@ def test_the_view_switch_survives_empty_sentences(server, page):
         if text.strip():
             settle(page)
         else:
-            page.get_by_text("The text is empty").wait_for(timeout=30_000)
-            page.wait_for_function(QUIET, timeout=30_000)
+            page.get_by_text("The text is empty").wait_for(timeout=PATIENCE)
+            page.wait_for_function(QUIET, timeout=PATIENCE)
     no_errors(page)
     assert raw.get_attribute("aria-checked") == "true"
     assert page.locator("button", has_text="What the operators read").first.get_attribute("aria-checked") == "false"
@@ -498,13 +498,13 @@ def test_compare_both_modes(server, page):
     no_errors(page)
     shoot(page, "compare_models")
     page.get_by_role("radio", name="Overlaid after Procrustes").click()
-    page.wait_for_function("() => location.search.includes('view=overlay')", timeout=30_000)
+    page.wait_for_function("() => location.search.includes('view=overlay')", timeout=PATIENCE)
     settle(page)
     slider_to(page, 4)
     assert "t = 1" in page.evaluate(title) and "residual here" in page.evaluate(title)
     shoot(page, "compare_overlay")
     page.get_by_text("One model · two sentences").click()
-    page.wait_for_function("() => location.search.includes('mode=sentences')", timeout=30_000)
+    page.wait_for_function("() => location.search.includes('mode=sentences')", timeout=PATIENCE)
     settle(page)
     no_errors(page)
     assert "bank" in plot_data(page)
@@ -514,7 +514,7 @@ def test_compare_both_modes(server, page):
 def test_lab_page(server, page):
     url, _ = server
     page.goto(f"{url}/lab")
-    page.wait_for_selector("h1", timeout=60_000)
+    page.wait_for_selector("h1", timeout=PATIENCE)
     for _ in range(3):  # quiet three times in a row: the page has finished drawing
         page.wait_for_function(QUIET, timeout=120_000)
         page.wait_for_timeout(1000)

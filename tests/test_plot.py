@@ -293,7 +293,8 @@ def test_on_a_projector_the_matrix_names_are_as_large_as_the_labels_or_it_gives_
     assert not any(d["type"] == "heatmap" for d in fig["data"]) and "xaxis2" not in fig["layout"]
     assert fig["layout"]["xaxis"]["domain"] == [0.0, 1.0]  # the plane takes the room
     note = " ".join(a["text"] for a in fig["layout"]["annotations"])
-    assert "who pulls whom</b>: the dotted lines" in note and f"its matrix of {len(long.tokens)} words does not fit" in note
+    assert "who pulls whom</b>: the dotted lines" in note
+    assert f"its matrix of {len(long.tokens)} words does not fit" in note
     assert any(d.get("name") == "who pulls whom" and d.get("showlegend") is not False for d in fig["data"])
     on_screen = plot.particles(long, analysis.project(long), start=1, **SCREEN_1280).to_dict()
     assert any(d["type"] == "heatmap" for d in on_screen["data"])

@@ -22,6 +22,7 @@ from macaron.plot.style import display_token, esc, short_token
 from macaron.schemes import CONVECTION, CROSS, DIFFUSION
 from macaron.studies import analysis
 from macaron.translation.model import EXAMPLES, joint
+from served import PATIENCE
 from test_marian import GERMAN, with_specials_only, write_marian
 
 APP = Path(__file__).resolve().parent.parent / "app" / "main.py"
@@ -389,7 +390,7 @@ def test_presenter_mode_fills_the_screen_as_the_other_pages_do(server, browser, 
         pg.goto(f"{server}/translate?present=1&beam=1&src={SENTENCE.replace(' ', '+')}")
         settle(pg, 180_000)
         pg.wait_for_function(f"() => document.querySelector('.js-plotly-plot .nsewdrag')"
-                             f".getBoundingClientRect().height >= {least} * innerHeight", timeout=30_000)
+                             f".getBoundingClientRect().height >= {least} * innerHeight", timeout=PATIENCE)
         no_errors(pg)
         fits(pg, ".js-plotly-plot .updatemenu-button")
         foot = pg.evaluate("() => document.querySelector('.js-plotly-plot').getBoundingClientRect().bottom")
@@ -523,7 +524,7 @@ def test_a_fresh_app_opens_translate_on_the_shipped_translator(browser, size, tm
                  ".js-plotly-plot .updatemenu-button")
             pg.locator(".js-plotly-plot .updatemenu-button").first.click()
             pg.wait_for_function("() => (document.querySelector('.js-plotly-plot .gtitle')?.textContent || '')"
-                                 ".startsWith('decoder layer')", timeout=60_000)
+                                 ".startsWith('decoder layer')", timeout=PATIENCE)
             no_errors(pg)
         finally:
             pg.close()

@@ -27,6 +27,7 @@ from macaron import plot
 from macaron.plot.whatif import Run
 from macaron.studies import analysis
 from macaron.translation.model import EXAMPLES
+from served import PATIENCE
 from test_plot import decoded, frame_traces, validated
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -322,7 +323,7 @@ def play_to_the_end(page, last: str) -> list[dict]:
     page.locator(".js-plotly-plot .updatemenu-button").first.click()
     while last not in seen[-1]["title"]:
         page.wait_for_function("t => (document.querySelector('.js-plotly-plot .gtitle')?.textContent || '') !== t",
-                               arg=seen[-1]["title"], timeout=60_000)
+                               arg=seen[-1]["title"], timeout=PATIENCE)
         seen.append(page.evaluate(DRAWN))
     return seen
 

@@ -30,6 +30,9 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
 TIMEOUT = 300.0  # seconds a session waits for a figure before it counts as failed
+# ms a browser test waits for what the app computes: a ceiling for a hang, not a timing (a sub-step's trace on a
+# loaded 2-core machine has taken over 30 s)
+PATIENCE = 180_000
 ERRORS = "[data-testid='stException'], [data-testid='stAlertContentError']"
 QUIET = "() => !document.querySelector('[data-testid=\"stStatusWidget\"], [data-testid=\"stSkeleton\"]')"
 
