@@ -238,7 +238,8 @@ def header(title: str, intro: str) -> None:
         return
     step = lesson.step(k)
     text, back, on = st.columns([10, 2.2, 2.6], vertical_alignment="center")  # room for the keys' names
-    text.markdown(f":material/school: **Lesson {k} of {len(LESSON)} · {step.title}.** {step.say}")
+    text.markdown(f":material/school: **Lesson {k} of {len(LESSON)} · {step.title}.** {step.say}",
+                  help=step.more or None)  # the figures behind the sentence: the plot and ▶ Play stay on screen
     if k > 1:  # a presenter's clicker sends PageUp / PageDown (some send ← / →: browser.lesson_keys)
         lesson_link(k - 1, "Back", back, icon=":material/arrow_back:", key="back", shortcut="PageUp")
     if k < len(LESSON):

@@ -66,6 +66,7 @@ class LessonStep(NamedTuple):
     note: str      # for the teacher: what to do, what to say, under which conditions it holds
     print_at: int | float | str  # the handout's frame: a frame index, "last", or a layer time (Compare)
     print_why: str  # why that frame shows the step's point
+    more: str = ""  # the figures behind the class's sentence (an ⓘ in the app, a small line in the lesson file)
 
 
 LESSON = (
@@ -180,8 +181,8 @@ LESSON = (
 
 def step(k: int) -> LessonStep:
     """Step k (1-based), with what the race found where its text says {race} (the masked LM's) or {translation} (the
-    translators'), read from pretrained/race when the step is built (macaron.studies.zoo: one sentence for the class,
-    every verdict for the teacher; the translators' gain beside the paper's)."""
+    translators'), read from pretrained/race when the step is built (macaron.studies.zoo: one sentence with no figure
+    for the class, its figures in `more`, every verdict for the teacher; the translators' gain beside the paper's)."""
     s = LESSON[k - 1]
     text = s.say + s.note
     if "{race}" not in text and "{translation}" not in text:
@@ -192,7 +193,8 @@ def step(k: int) -> LessonStep:
     try:
         if "{race}" in text:
             race = zoo.runs()
-            said["race"] = zoo.finding(race), zoo.findings(race)
+            said["race"] = zoo.gist(race), zoo.findings(race)
+            s = s._replace(more=zoo.finding(race))
     except CheckpointError as e:  # a damaged stored run costs the sentence, not the lesson
         said["race"] = (f"(The race's stored runs could not be read: {e}.)",) * 2
     try:

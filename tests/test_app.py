@@ -397,7 +397,9 @@ def test_lesson_steps_open_their_page_and_view():
     at.button(key="lessonmenu5").click()  # from the sidebar: Transformer vs Macaron, on Compare
     run(at)
     assert f"Lesson 5 of {len(state.LESSON)}" in texts(at.markdown) and at.selectbox(key="c_b").value == "tiny-macaron"
-    assert zoo.finding(zoo.runs()) in texts(at.markdown) and "{race}" not in texts(at.markdown)  # the race's answer
+    header = next(m for m in at.markdown if f"Lesson 5 of {len(state.LESSON)}" in m.value)
+    assert zoo.gist(zoo.runs()) in header.value and "{race}" not in header.value  # the race's answer, in words
+    assert header.proto.help == zoo.finding(zoo.runs())  # its figures behind the ⓘ
     at.button(key="lessonmenu4").click()
     run(at)
     assert at.title[0].value.startswith("Splitting lab") and f"Lesson 4 of {len(state.LESSON)}" in texts(at.markdown)

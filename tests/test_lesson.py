@@ -53,7 +53,7 @@ def test_the_app_and_the_file_read_the_same_steps(page):
         step = lesson.step(k)
         section = page[page.index(f"id='step-{k}'"):]
         section = section[:section.index("</section>")]
-        for words in (step.title, step.say, step.note, step.print_why):
+        for words in (step.title, step.say, step.more, step.note, step.print_why):
             assert html.escape(words) in section and "{race}" not in words, (k, words)
         assert "O(h³)" not in step.say + step.note or "O(h²)" in step.say + step.note  # never without its condition
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -207,9 +208,14 @@ def test_the_lessons_sentence_says_no_more_than_the_control_interval_over_seeds(
         assert ("trails the control" in said and "halves helps" in said) == (lo > 0)
         assert ("leads the control" in said and "halves hurts" in said) == (hi < 0)
         assert ("Transformer − control" in said) == (not lo <= 0 <= hi)
+        gist = zoo.gist(moved_lt)  # the class's sentence: the same sides, no figure but the conditions'
+        side = "helped." if lo > 0 else "hurt." if hi < 0 else "made no difference found."
+        assert gist.endswith("two halves " + side)
+        assert "order made no difference found" in gist and not re.search(r"\d\.\d|[+−]\d", gist)
         if not lo <= 0 <= hi:
             assert all(_minus(x) in said for x in (mean, lo, hi))
     assert "not yet an answer" in zoo.finding([r for r in runs if r.seed == 0])
+    assert "too few seeds to say yet" in zoo.gist([r for r in runs if r.seed == 0])
     assert "no seed with both" in zoo.finding([r for r in runs if r.scheme != "lie-trotter-halves"])
     assert "no answer, its figures are not finite" in zoo.finding(moved(float("nan")))
     assert "no answer" in zoo.verdict(zoo.difference(moved(float("nan")), "lie-trotter-halves", "strang"))

@@ -353,6 +353,7 @@ section.step { scroll-margin-top: 2.6rem; padding-top: 0.6rem; border-top: 2px s
 section.step h2 { font-size: 1.3rem; margin: 0 0 0.3rem 0; }
 .text { display: grid; grid-template-columns: 11fr 9fr; gap: 1rem; align-items: start; margin-bottom: 0.3rem; }
 .say { margin: 0; font-size: 1rem; }
+.more { margin: 0; font-size: 0.82rem; color: #222; }
 .note { margin: 0; font-size: 0.82rem; color: #222; border-left: 3px solid var(--ink); padding: 0 0 0 0.6rem; }
 .note b { font-weight: bold; }
 details.note summary { cursor: pointer; }
@@ -415,11 +416,13 @@ function lessonStage(button) {  // step 6: show one stage of training
 
 
 def _step_html(k: int, step: lesson.LessonStep, body: str, present: bool = False) -> str:
-    """A step's section: its title, its sentence, the teacher's note (folded on a projector: it prints open)."""
+    """A step's section: its title, its sentence and the figures behind it, the teacher's note (folded on a projector:
+    it prints open)."""
+    more = f"<p class='more'>{html.escape(step.more)}</p>" if step.more else ""
     note = (f"<details class='note'><summary><b>For the teacher</b></summary><p>{html.escape(step.note)}</p></details>"
             if present else f"<p class='note'><b>For the teacher.</b> {html.escape(step.note)}</p>")
     return (f"<section class='step' id='step-{k}'><h2>{k} · {html.escape(step.title)}</h2>"
-            f"<div class='text'><p class='say'>{html.escape(step.say)}</p>{note}</div>{body}</section>")
+            f"<div class='text'><p class='say'>{html.escape(step.say)}</p>{more}{note}</div>{body}</section>")
 
 
 def _figure_block(p: Panel, why: str) -> str:

@@ -520,6 +520,20 @@ def finding(race: list[RaceRun]) -> str:
     return _order_finding(main) + split + lasting(race)
 
 
+def gist(race: list[RaceRun]) -> str:
+    """`finding` in one plain sentence with no figure, for a class (lesson step 5's text; its figures go behind an ⓘ):
+    what the order did and what splitting the FFN did, as their intervals over seeds allow."""
+    main = principal(race)
+    order, split = difference(main, CONTROL, REFERENCE), difference(main, BASELINE, CONTROL)
+    said = {k: outcome(d) if d else "no pair" for k, d in (("order", order), ("split", split))}
+    if "no pair" in said.values() or "unknown" in said.values() or "one seed" in said.values():
+        return "The lab's race has too few seeds to say yet what makes Macaron's layer better."
+    did = {"none": "made no difference found", "b": "helped", "a": "hurt"}
+    recipes = ", ".join(dict.fromkeys(r.recipe for r in main))
+    return (f"In the lab's race (masked LMs, {recipes}, {millions(main[0].budget)} tokens a run), Macaron's order "
+            f"{did[said['order']]}; splitting the FFN into two halves {did[said['split']]}.")
+
+
 def conditions(race: list[RaceRun]) -> str:
     """Under what a finding on these runs holds, read from them: "on 6 × 256 post-LN models, one corpus, 20 M tokens a
     run"."""
