@@ -554,6 +554,8 @@ def lesson_menu() -> None:
                              expanded=bool(lesson_step())):
         for k in range(1, len(LESSON) + 1):
             lesson_link(k, key="menu")
+        if k := lesson_step():  # the open step's note, for the teacher's screen (presenter mode hides the sidebar)
+            st.caption(f"**For the teacher · step {k}.** {lesson.step(k).note}")
         paths = model_paths()
         (a, b), learner = lesson_models(1), lesson_models(lesson.STAGED)[0]
         if a is None or b is None:

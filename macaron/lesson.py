@@ -106,9 +106,9 @@ LESSON = (
         "Lie–Trotter vs Strang", "views/lab.py",
         dict(sys="linear", sub="exact", beta="1", np="24", T="1", steps="8", mag="10",
              show="lie-trotter,strang,unsplit", a=ODE_PAIR[0], b=ODE_PAIR[1]),
-        "On a toy system whose exact motion is known, the order matters: sub-steps solved exactly (the same G "
-        "in both halves), Strang's local error is O(h³), Lie–Trotter's O(h²); with one Euler step per sub-step, "
-        "as a network layer takes, both are O(h²).",
+        "On a toy system whose exact motion is known (F: attention, G: the FFN, h: the step), the order matters: "
+        "sub-steps solved exactly (the same G in both halves), Strang's error in one step is O(h³), Lie–Trotter's "
+        "O(h²); with one Euler step per sub-step, as a network layer takes, both are O(h²). Trained models: step 5.",
         "A Transformer layer runs the Lie–Trotter order (attention, then FFN), a Macaron layer the "
         "Strang–Marchuk order (½ FFN, attention, ½ FFN). The errors are drawn ×10 in the plane; the chart "
         "beside it gives their true size. Say the conditions with the claim: the ODE pair (one shared layer, "
@@ -121,8 +121,7 @@ LESSON = (
         "Transformer vs Macaron", "views/compare.py",
         dict(mode="models", s=PRESETS["bank (river)"], a="{transformer}", b="{macaron}", at_a="final",
              at_b="final", norm="1"),
-        "One sentence through a Transformer layer stack (attention, then FFN) and a Macaron one (½ FFN, "
-        "attention, ½ FFN) on one layer clock: Play, and watch the rhythm of the sub-steps. {race}",
+        "Transformer (attention, then FFN) vs Macaron (½ FFN, attention, ½ FFN) on one clock: ▶ Play. {race}",
         "One layer clock for both: ½ + ½ (Transformer) and ¼ + ½ + ¼ (Macaron) are shares of layer time, not "
         "step sizes; each half-FFN runs at fraction ½ of the step. Each panel has its own PCA: two models' "
         "coordinates are unrelated. In the app, *Overlaid after Procrustes* puts B onto A with one "
@@ -158,9 +157,8 @@ LESSON = (
         "Switch off the interaction", "views/particles.py",
         {**dict(s=PRESETS["born in new [MASK]"], m="{transformer}", at="final", frame="0", norm="1", trail="4"),
          "if": "off", "if_kind": "diffusion", "if_layers": ""},  # "": every layer, whatever the app kept
-        "Switch attention off in every layer and each particle moves alone, from its own token and position, away "
-        "from its hollow grey ghost (the run as trained). On transformer-small the guess for [MASK] goes from york "
-        "(78 %) to [PAD], the padding token (2 %).",
+        "Attention off in every layer: each particle moves alone, from its own token and position, away from its "
+        "hollow grey ghost (the run as trained). Above the plot: the guess for [MASK] before → after.",
         # every number and quoted output measured with macaron.interventions on the shipped models, held by
         # tests/test_lesson.py (test_step_8_says_what_the_library_measures)
         "Measured on the shipped models, \"he was born in new [MASK] .\", diffusion off in every layer (each "
@@ -175,7 +173,8 @@ LESSON = (
         "same translation: \"Me senté en el banco del parque.\" and \"Llevé el dinero al banco.\" both become "
         "\"It's been to the same way that I among them.\"",
         "last", "the last state, where the answer is read: each particle (●) at the end of its lone path, its "
-        "ghost (○) where attention took it"),
+        "ghost (○) where attention took it",
+        "On transformer-small the guess for [MASK] goes from york (78 %) to [PAD], the padding token (2 %)."),
 )
 
 

@@ -384,6 +384,7 @@ def test_compare_models_with_different_tokenizers(hf_bert_folder, monkeypatch):
 def test_lesson_steps_open_their_page_and_view():
     at = fresh({"lesson": "2"})  # a step typed by hand opens its view
     assert f"Lesson 2 of {len(state.LESSON)}" in texts(at.markdown) and "A diffusion step" in texts(at.markdown)
+    assert f"**For the teacher · step 2.** {lesson.step(2).note}" in texts(at.sidebar.caption)  # the teacher's note
     assert at.text_input(key="p_text").value == state.PRESETS["bank (river)"]
     fig = spec(at)
     assert fig["layout"]["sliders"][0]["active"] == 1  # layer 1's diffusion sub-step

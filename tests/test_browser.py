@@ -293,6 +293,22 @@ def test_presenter_mode_and_the_lesson(server, page):
     assert "present=1" in page.url and not page.locator("[data-testid='stSidebar']").is_visible()
 
 
+def test_each_lesson_step_keeps_its_figure_and_play_on_the_first_screen(server, page):
+    """Issue 77: a step's text is short enough that its figure's ▶ Play is on the first screen at 1280×720 (the
+    figures behind an ⓘ) — every step the suite's tiny models can open (6 needs stages, 7 a translator)."""
+    url, _ = server
+    for k in (1, 2, 3, 4, 5, 8):
+        page.goto(f"{url}/?lesson={k}")
+        page.get_by_text(f"Lesson {k} of {STEPS}").wait_for(timeout=PATIENCE)
+        settle(page)
+        no_errors(page)
+        try:
+            fits(page, ".js-plotly-plot .updatemenu-button")
+        except AssertionError as e:
+            page.screenshot(path=str(SHOTS / f"lesson_{k}_first_screen.png"))
+            raise AssertionError(f"lesson step {k}: {e}") from None
+
+
 PLANES = r"""() => ['xy', 'x2y2'].map(id => {  // each plane of the first figure as drawn: its drag area,
     const g = document.querySelector('.js-plotly-plot');  // and every numeric tick label, centred, on screen
     const area = g.querySelector(`.draglayer .${id} .nsewdrag`);

@@ -193,7 +193,7 @@ def test_step_8_says_what_the_library_measures():
         answers[name] = model, altered, (was, p_was, now, p_now)
         assert any(f"{name} {was} {percent(p_was)} → {w} {percent(p_now)}" in step.note for w in (now, f'"{now}"'))
     model, altered, (was, p_was, now, p_now) = answers["transformer-small"]
-    assert f"from {was} ({percent(p_was)}) to {now}, the padding token ({percent(p_now)})" in step.say
+    assert f"from {was} ({percent(p_was)}) to {now}, the padding token ({percent(p_now)})" in step.more
     assert model.tokenizer.token_to_id(now) == model.config.pad_id
     cat = model.trace("the cat sat on the [MASK] .", interventions=off)  # another sentence, [MASK] the 6th word
     assert cat.guess_at == altered.guess_at == 6 and cat.tokens[:6] == ["[CLS]", *"the cat sat on the".split()]

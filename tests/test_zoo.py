@@ -209,9 +209,9 @@ def test_the_lessons_sentence_says_no_more_than_the_control_interval_over_seeds(
         assert ("leads the control" in said and "halves hurts" in said) == (hi < 0)
         assert ("Transformer − control" in said) == (not lo <= 0 <= hi)
         gist = zoo.gist(moved_lt)  # the class's sentence: the same sides, no figure but the conditions'
-        side = "helped." if lo > 0 else "hurt." if hi < 0 else "made no difference found."
-        assert gist.endswith("two halves " + side)
-        assert "order made no difference found" in gist and not re.search(r"\d\.\d|[+−]\d", gist)
+        side = "helped." if lo > 0 else "hurt." if hi < 0 else "made no measurable difference."
+        assert gist.endswith("its split FFN " + side)
+        assert "Macaron's order made no measurable difference," in gist and not re.search(r"\d\.\d|[+−]\d", gist)
         if not lo <= 0 <= hi:
             assert all(_minus(x) in said for x in (mean, lo, hi))
     assert "not yet an answer" in zoo.finding([r for r in runs if r.seed == 0])

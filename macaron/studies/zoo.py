@@ -528,10 +528,10 @@ def gist(race: list[RaceRun]) -> str:
     said = {k: outcome(d) if d else "no pair" for k, d in (("order", order), ("split", split))}
     if "no pair" in said.values() or "unknown" in said.values() or "one seed" in said.values():
         return "The lab's race has too few seeds to say yet what makes Macaron's layer better."
-    did = {"none": "made no difference found", "b": "helped", "a": "hurt"}
+    did = {"none": "made no measurable difference", "b": "helped", "a": "hurt"}  # the loss: lower, higher
     recipes = ", ".join(dict.fromkeys(r.recipe for r in main))
-    return (f"In the lab's race (masked LMs, {recipes}, {millions(main[0].budget)} tokens a run), Macaron's order "
-            f"{did[said['order']]}; splitting the FFN into two halves {did[said['split']]}.")
+    return (f"The race ({recipes} masked LMs, {millions(main[0].budget)} tokens): Macaron's order "
+            f"{did[said['order']]}, its split FFN {did[said['split']]}.")
 
 
 def conditions(race: list[RaceRun]) -> str:
