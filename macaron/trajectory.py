@@ -18,7 +18,8 @@ MASK_TOKEN = "[MASK]"  # where a person types a word to be guessed (a decoder re
 
 @dataclass(frozen=True)
 class Step:
-    """One sub-step of one layer."""
+    """One sub-step of one layer: `layer` (0-based), `kind` (what moved the particles: schemes.SUBSTEP_KINDS),
+    `fraction` (the share of the layer's step h it runs for), `time` (the depth reached, in layers) and `label`."""
 
     layer: int       # 0-based layer index
     kind: str        # "diffusion" | "convection" | "full" | "cross" (schemes.SUBSTEP_KINDS)
@@ -78,6 +79,7 @@ class Trajectory:
 
     @property
     def n_steps(self) -> int:
+        """The number of sub-steps: one fewer than the states."""
         return len(self.steps)
 
     @property
@@ -87,6 +89,7 @@ class Trajectory:
 
     @property
     def labels(self) -> list[str]:
+        """One name a state: "embedding", then each sub-step's label."""
         return ["embedding"] + [s.label for s in self.steps]
 
     def layer_boundaries(self) -> list[int]:
@@ -94,6 +97,7 @@ class Trajectory:
         return [0] + [k + 1 for k, s in enumerate(self.steps) if float(s.time).is_integer()]
 
     def to_dict(self) -> dict:
+        """Every field as plain Python (lists for arrays): JSON-ready; from_dict reads it back."""
         return {
             "tokens": self.tokens,
             "token_ids": self.token_ids,
@@ -108,10 +112,12 @@ class Trajectory:
         }
 
     def to_json(self) -> str:
+        """to_dict as JSON text (float32 states written in full: about 20 bytes a number)."""
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Trajectory":
+        """The Trajectory that to_dict (or json.loads of to_json) wrote; arrays back to float32."""
         return cls(
             tokens=list(d["tokens"]),
             token_ids=list(d["token_ids"]),

@@ -180,6 +180,7 @@ class Model(nn.Module):
 
     @property
     def device(self) -> torch.device:
+        """Where the weights are (model.to(...) moves them)."""
         return self.token_embedding.weight.device
 
     @property
@@ -189,6 +190,8 @@ class Model(nn.Module):
 
     @property
     def has_mlm_head(self) -> bool:
+        """Whether the model has BERT's masked-word head, which guesses a [MASK] (a decoder's next-word head:
+        config.lm_head)."""
         return hasattr(self, "mlm_transform")
 
     @property
@@ -196,7 +199,9 @@ class Model(nn.Module):
         """Whether the last state can be read as words: BERT's masked-word head, or a decoder's next-word head."""
         return self.has_mlm_head or self.config.lm_head
 
-    def embed(self, ids, offset: int = 0):  # [B, T] -> [B, T, d], the words at positions offset, offset + 1, ...
+    def embed(self, ids, offset: int = 0):
+        """[B, T] token ids -> [B, T, d]: the particles' start, the words at positions offset, offset + 1, … (scaled,
+        projected and with their position signal as the config says; states[0] of a trace)."""
         x = self.token_embedding(ids)  # [B, T, E]
         if self.config.embedding_scale != 1.0:  # fairseq's √d
             x = x * self.config.embedding_scale
@@ -280,10 +285,12 @@ class Model(nn.Module):
                 for ps, ids in zip(top.values, top.indices)]
 
     def max_tokens(self) -> int:
+        """The most tokens a trace takes, specials included: the model's positions (a longer text is cut to it)."""
         return self.reader.limit
 
     @property
     def reader(self) -> Reader:
+        """How this model reads a text into token ids (its tokenizer, specials and token limit)."""
         return Reader(self.config, self.tokenizer, self.has_mlm_head)
 
     def tokenize(self, text: str, max_tokens: int | None = None) -> tuple[list[int], list[str], int]:
@@ -384,6 +391,7 @@ class Model(nn.Module):
         return ids.to(self.device), attention_mask, single
 
     def num_parameters(self) -> int:
+        """Every weight counted once (tied embeddings once)."""
         return sum(p.numel() for p in self.parameters())
 
 

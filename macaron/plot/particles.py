@@ -386,8 +386,9 @@ def _mixing_frame(traj: Trajectory, f: int, head: int | None, names: bool = Fals
 def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int = 4, labels: str = "auto",
               head: int | None = None, height: int = 500, width: int | tuple[int, int] = (660, 1560),
               font_size: int = 14, ranges: list | None = None) -> go.Figure:
-    """The particles animation, one frame per recorded state in one fixed PCA frame, and beside it
-    the mixing matrix of the same sub-step.
+    """The particles animation, one frame per recorded state in one fixed PCA frame, and beside it the mixing matrix
+    of the same sub-step: an AnimatedFigure, whose frames are in `raw_frames` (plain dicts that `to_dict`, `to_html`
+    and `plot.to_html` include; `frames` stays empty).
 
     One clock: the particles, their moves, the lines to whom each particle listens most, the
     matrix and the title (sub-step, kind, layer time, step counter) are all frames of this one
