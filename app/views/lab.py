@@ -113,7 +113,9 @@ def section_particles(o: dict) -> None:
         better = (f"Strang–Marchuk's particles end **{_times(ratio)} closer** to the exact ones than Lie–Trotter's"
                   if ratio >= 1 else
                   f"here Lie–Trotter's particles end **{_times(1 / ratio)} closer** than Strang–Marchuk's")
-        msg += f" At t = {o['horizon']:g}, {better}."
+        how = ("each sub-step solved exactly, the same G in both halves" if o["solver"] == "exact" else
+               "one Euler step per sub-step, as a network layer takes")
+        msg += f" At t = {o['horizon']:g}, on this toy system ({how}), {better}."
     state.explain(msg)
     st.markdown("**The steps in the picture.** With Euler sub-steps they are the paper's Eqs. (6–7), a Transformer "
                 "layer (Eqs. 12–13), and Eqs. (14–16), a Macaron layer (Eqs. 17–19):")
