@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 import explorer_state as state
 from macaron import lesson
 from macaron.studies import zoo
+from test_plot import decoded
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = str(ROOT / "app" / "main.py")
@@ -113,6 +115,9 @@ def test_particles_default_view_and_url():
     assert len(fig["frames"]) == 5  # 2 layers × 2 sub-steps + embedding
     assert any(d["type"] == "heatmap" for d in fig["data"])  # who pulls whom, on the same clock
     assert "What the operators read" in texts(at.caption)
+    dots = len(decoded(next(t for t in fig["data"] if t["name"] == "particles")["x"]))  # drawn: no [CLS], [SEP]
+    said = re.search(r"(\d+) particles \((\d+) drawn: \*Leave out \[CLS\] and \[SEP\]\*\)", texts(at.caption))
+    assert said and (int(said[1]), int(said[2])) == (dots + 2, dots)  # every particle, and those drawn
     assert len(at.main.get("download_button")) == 7  # PNG, SVG, GIF, MP4, HTML, CSV, JSON (the lesson's: sidebar)
     assert "O(h²) either way" in texts(at.markdown) and "Splitting lab" in texts(at.markdown)
     assert "γ" not in texts(at.markdown) + texts(at.caption)  # the step is h, as in the README and the lab

@@ -174,7 +174,10 @@ def described(traj, model, stages, proj, altered: bool, dim: str, hide_special: 
     pcs = f"PC1 and PC2 explain **{proj.explained[:2].sum():.0%}**" + (
         "" if k == 2 else f", PC3 **{proj.explained[2]:.0%}**")
     shared = len(stages) > 1 and not altered
-    st.caption(f"**{state.model_label(model)}** · {len(traj.tokens)} particles · {traj.n_steps} sub-steps · {pcs} "
+    drawn = len(traj.tokens) if proj.keep is None else int(np.sum(proj.keep))
+    hidden = f" ({drawn} drawn: *Leave out [CLS] and [SEP]*)" * (drawn < len(traj.tokens))  # the matrix has all
+    st.caption(f"**{state.model_label(model)}** · {len(traj.tokens)} particles{hidden} · {traj.n_steps} sub-steps · "
+               f"{pcs} "
                + ("of the variance of all states of both runs, as trained and altered (one PCA, in 2-D: a ghost and "
                   "its particle in one frame)" if altered else
                   f"of the variance of all states at all {len(stages)} stages of training (one PCA for all: the same "
