@@ -223,6 +223,18 @@ def test_fit_minutes_counts_the_test_translations_at_the_end(folder, tmp_path):
         assert facts["final"]["sentences"] == test  # scored on the whole test set as stored
 
 
+def test_fit_minutes_stops_a_probe_that_spends_the_whole_budget(folder, tmp_path, capsys):
+    """A budget the probe alone outlasts (a loaded machine took 14 min over a 12-min one, measuring on) ends at the
+    first part of the probe that spends it: a message, exit 2, no model written."""
+    args = train_args(folder, tmp_path / "fit")
+    at = args.index("--steps")
+    args[at:at + 2] = ["--fit-minutes", "0.0001"]  # 6 ms: spent by the probe's first steps
+    assert tr.main(args) == 2
+    said = capsys.readouterr().err
+    assert "the probe spent the whole budget" in said and "steps took it to" in said and "Traceback" not in said
+    assert not (tmp_path / "fit" / "models").exists() and not (tmp_path / "fit" / "budget.json").exists()
+
+
 def test_a_run_refuses_a_folder_that_is_not_the_data(tmp_path, capsys):
     assert tr.main(train_args(tmp_path, tmp_path / "run")) == 2
     assert "stats.json: file is missing" in capsys.readouterr().err

@@ -21,6 +21,15 @@ def seconds(dist, fn) -> float:
     return time.time() - t
 
 
+def within(run, measured: str) -> None:
+    """Stop the probe, with a message, once it has spent the whole budget (a loaded machine): each part of it can take
+    minutes on a slow CPU, and a run that can no longer train should not go on measuring."""
+    spent, budget = time.time() - run.t_start, 60 * run.args.fit_minutes
+    if spent >= budget:
+        raise TrainError(f"--fit-minutes {run.args.fit_minutes:g}: the probe spent the whole budget ({measured} took "
+                         f"it to {spent:.0f} s of {budget:.0f}); give more minutes, or a budget in --steps or --tokens")
+
+
 def fit(run):
     """Set run.place.total_steps for --fit-minutes, save a checkpoint with it (a resumed run keeps this budget)
     and write budget.json with the timings."""
@@ -35,14 +44,17 @@ def fit(run):
         run.train_step(s)
     dist.synchronize()
     per_step = (time.time() - t) / n
+    within(run, f"{warm + n} steps")
     later = run.place.step + 1  # an evaluation as during training (the translators' dev BLEU skips step 0)
     per_eval = run.task.evaluation_seconds(run.members, min(
         seconds(dist, lambda: [run.task.evaluate(m, later) for m in run.members]) for _ in range(2)))
+    within(run, "the steps and an evaluation")
     per_ckpt = seconds(dist, lambda: resume.save(a.run_dir / "probe", dist, run.members, run.state_doc()))
     if dist.main:
         shutil.rmtree(a.run_dir / "probe", ignore_errors=True)
-    left = 60 * a.fit_minutes - (time.time() - run.t_start)
     final = run.task.closing_seconds(run.members, per_eval, per_ckpt)
+    within(run, "the steps, an evaluation, a checkpoint and the end's search")
+    left = 60 * a.fit_minutes - (time.time() - run.t_start)
     ckpt_every = min(a.checkpoint_every, max(1, int(60 * a.checkpoint_minutes / per_step)))
     per = per_step + per_eval / a.eval_every + per_ckpt / ckpt_every  # seconds a step, everything included
     steps = int(dist.agree((left - final) / per))

@@ -10,8 +10,9 @@ elsewhere in turn.
 
 Budgets: `--tokens` (what the task's batches count), `--steps`, or `--fit-minutes M`: a throughput probe (a few real
 steps of every model, then weights and optimizers restored) measures the seconds per lockstep step, an evaluation and
-a checkpoint, and sets the number of steps so that the whole run ends within M minutes of its start. The budget is
-stored in the checkpoint, so a resumed run ends where the first would have.
+a checkpoint, and sets the number of steps so that the whole run ends within M minutes of its start (a probe that
+spends the M minutes itself, on a loaded machine, stops there with a message). The budget is stored in the
+checkpoint, so a resumed run ends where the first would have.
 
 A run writes to its run folder: `<name>/metrics.jsonl` per model, one resumable `checkpoint/` (safetensors + JSON,
 nothing pickled), `budget.json`, and `done.json` at the end; each model's folder goes to `<out>/<name>` with a model
