@@ -380,8 +380,8 @@ def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str,
     pick's folder."""
     named = [[name for name, *_ in s] for s in stages]
     options = next((n for pick, n in zip(picks, named) if pick is not None and len(n) > 1), None)
-    if options is None:
-        return list(picks), None
+    if options is None or presenting() and lesson_step() not in (None, lesson.STAGED):
+        return list(picks), None  # on a projector, a lesson step about the trained weights gives the row to the plane
     init_widget(key, param, options[-1], valid=lambda v: v in options or v == "final")
     if st.session_state[key] not in options:  # "final" of a run still going (its last stage is "latest"), or
         st.session_state[key] = options[-1]   # a stage the model switched to does not have

@@ -442,6 +442,11 @@ def test_lesson_six_opens_the_plateau_of_the_default_transformer(tmp_path, app_e
     run(at)
     assert at.text_input(key="p_text").value == "the cat sat on the [MASK] ."
     assert at.select_slider(key="p_stage").value == later
+    shown = fresh({"lesson": "6", "present": "1"})  # on a projector the stage row stays where the step is about it
+    assert shown.select_slider(key="p_stage").value == "plateau"
+    other = fresh({"lesson": "1", "present": "1", "m": "staged-transformer"})  # ... and gives way elsewhere
+    assert other.selectbox(key="p_model").value == "staged-transformer" and not other.get("select_slider")
+    assert "context effect" not in texts(other.caption)
 
 
 def test_presenter_mode_hides_the_sidebar_and_keeps_itself():
