@@ -375,7 +375,7 @@ details.note p { margin: 0.2rem 0 0 0; }
 @page { size: A4 landscape; margin: 8mm; }
 @media print {
   html { font-size: 14px; }
-  nav, .screen-only, .stages, .modebar-container, .updatemenu-container, .slider-container, .lens { display: none !important; }
+  nav, .screen-only, .stages, .modebar-container, .updatemenu-container, .slider-container, .lens, .more { display: none !important; }
   main { width: auto; }
   header.intro { padding-top: 0; }
   header.intro p.screen-only { display: none; }
@@ -417,8 +417,8 @@ function lessonStage(button) {  // step 6: show one stage of training
 
 
 def _step_html(k: int, step: lesson.LessonStep, body: str, present: bool = False) -> str:
-    """A step's section: its title, its sentence and the figures behind it, the teacher's note (folded on a projector:
-    it prints open)."""
+    """A step's section: its title, its sentence and the figures behind it (on screen: the teacher's note, printed
+    open, gives them), the teacher's note (folded on a projector: it prints open)."""
     more = f"<p class='more'>{html.escape(step.more)}</p>" if step.more else ""
     note = (f"<details class='note'><summary><b>For the teacher</b></summary><p>{html.escape(step.note)}</p></details>"
             if present else f"<p class='note'><b>For the teacher.</b> {html.escape(step.note)}</p>")
