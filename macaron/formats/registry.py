@@ -27,8 +27,13 @@ LOADS = ", ".join(f"{title} ({t})" for f in (ENCODERS, DECODERS_FORMAT, MARIAN) 
 
 
 def fields_of(folder: Path) -> dict:
-    """config.json's fields, or an error naming the file."""
+    """config.json's fields, or an error naming the file (and the folders just inside that hold one: a package's
+    model is often in a subfolder)."""
     file = Path(folder) / CONFIG
+    if not file.is_file() and Path(folder).is_dir():
+        inside = sorted(str(c.parent) for c in Path(folder).glob(f"*/{CONFIG}"))
+        if inside:
+            raise CheckpointError(f"{file}: file is missing; a model folder is inside it: {', '.join(inside)}")
     fields = read_json(file)
     if not isinstance(fields, dict):
         raise CheckpointError(f"{file}: expected a JSON object")
