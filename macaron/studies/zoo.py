@@ -403,7 +403,7 @@ def _translation(race: list[RaceRun]) -> tuple[str, dict, list[dict]] | None:
     runs_ = at(race, budget)
     gains = [t for a, b in comparisons(runs_)[:3] if (t := translation_difference(runs_, a, b))]  # BASELINE's first
     losses = [{**t, **over_seeds([p["loss"] for p in t["per_seed"]])} for t in gains]
-    return ", ".join(dict.fromkeys(r.recipe for r in runs_)), gains[0], losses
+    return recipes(runs_), gains[0], losses
 
 
 def _loss_said(t: dict) -> str:
@@ -520,6 +520,11 @@ def finding(race: list[RaceRun]) -> str:
     return _order_finding(main) + split + lasting(race)
 
 
+def recipes(race: list[RaceRun], sep: str = ", ") -> str:
+    """The runs' recipes, each once, in order ("6 × 256, post-LN")."""
+    return sep.join(dict.fromkeys(r.recipe for r in race))
+
+
 def gist(race: list[RaceRun]) -> str:
     """`finding` in one plain sentence with no figure, for a class (lesson step 5's text; its figures go behind an ⓘ):
     what the order did and what splitting the FFN did, as their intervals over seeds allow."""
@@ -529,15 +534,14 @@ def gist(race: list[RaceRun]) -> str:
     if "no pair" in said.values() or "unknown" in said.values() or "one seed" in said.values():
         return "The lab's race has too few seeds to say yet what makes Macaron's layer better."
     did = {"none": "made no measurable difference", "b": "helped", "a": "hurt"}  # the loss: lower, higher
-    recipes = ", ".join(dict.fromkeys(r.recipe for r in main))
-    return (f"The race ({recipes} masked LMs, {millions(main[0].budget)} tokens): Macaron's order "
+    return (f"The race ({recipes(main)} masked LMs, {millions(main[0].budget)} tokens): Macaron's order "
             f"{did[said['order']]}, its split FFN {did[said['split']]}.")
 
 
 def conditions(race: list[RaceRun]) -> str:
     """Under what a finding on these runs holds, read from them: "on 6 × 256 post-LN models, one corpus, 20 M tokens a
     run"."""
-    shapes = " and ".join(dict.fromkeys(r.recipe for r in race))
+    shapes = recipes(race, " and ")
     return (f"on {shapes} models with untied halves, one corpus, {' or '.join(millions(b) for b in budgets(race))} "
             f"tokens a run")
 
@@ -607,7 +611,6 @@ def findings(race: list[RaceRun]) -> str:
             f" (seeds {_each_seed(d)}; t-interval {_interval(d['t95'])})"))
     if not said:
         return "No scheme of the race has a seed paired with another yet (pretrained/race/)."
-    recipes = ", ".join(dict.fromkeys(r.recipe for r in race))
     budget = min(r.tokens for r in race) / 1e6
-    return (f"The race, held-out loss ({recipes}, {budget:.0f} M tokens a run, the same batches within a seed): "
+    return (f"The race, held-out loss ({recipes(race)}, {budget:.0f} M tokens a run, the same batches within a seed): "
             + "; ".join(said) + ". An interval that holds 0 is no difference found; the lab's section 4 has the rest.")
