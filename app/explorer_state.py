@@ -17,16 +17,17 @@ import explorer_cache as cache
 import macaron
 from macaron import lesson
 from macaron.formats.folder import CheckpointError
-from macaron.formats.registry import LOADS, fields_of, translates
+from macaron.formats.registry import LOADS, fields_of
 from macaron.plot.style import model_label  # noqa: F401  (the pages label models with it)
 from macaron.schemes import ORDERS_SAID
-from macaron.sources import hub
-from macaron.sources import locate as sources
-from macaron.sources.shipped import PRETRAINED, default_pair
+from macaron.sources import hub, shipped
+from macaron.sources.shipped import default_pair
+from served_models import all_model_paths, allowed_folder, hub_allowed, model_paths, model_roots
 
 CUSTOM = "Your own model folder…"
 HUB = "A model from the Hub…"
 LABELS = {False: "visible", True: "collapsed"}  # the inputs' labels; on a projector the boxes speak for themselves
+CHART = dict(config=dict(displaylogo=False), theme=None)  # st.plotly_chart's: our fonts, readable on a projector
 URL_MAX_VALUE = 2000  # longer values (a pasted page of text) stay out of the link
 
 # The teaching sentences, the opening one and the guided lesson are the library's (macaron.lesson): the app
@@ -165,65 +166,6 @@ def parse_bool(s: str) -> bool:
     raise ValueError(s)
 
 
-# ---- which models exist ---------------------------------------------------------------------
-def _split_paths(value: str) -> list[str]:
-    return [p.strip() for p in value.replace(os.pathsep, ",").split(",") if p.strip()]
-
-
-def model_paths(translation: bool = False) -> dict[str, str]:
-    """The models of one kind on offer: those that move one particle system (an encoder's or a decoder's), or with
-    `translation` the encoder–decoders (the Translate page's); display name → folder, as all_model_paths."""
-    return {name: path for name, path in all_model_paths().items() if translates(path) == translation}
-
-
-def all_model_paths() -> dict[str, str]:
-    """Display name → folder. MACARON_MODELS (folders, comma-separated) and MACARON_MODELS_DIR (a folder of model
-    folders), when set, are the whole list; otherwise pretrained/*, then the models on this machine that load here:
-    the local Hub cache's (by Hub id) and the imported releases (macaron.sources.locate.cached: files only, no network).
-    Folders are absolute paths: a folder on offer is never read as a Hub id."""
-    env_list, env_dir = os.environ.get("MACARON_MODELS", ""), os.environ.get("MACARON_MODELS_DIR", "")
-    if not (env_list or env_dir):
-        out = {name: str(PRETRAINED / name) for name in macaron.available()}
-        for name, folder in sources.cached().items():
-            out.setdefault(name, str(folder))
-        return out
-    out = {Path(p).name or p: str(Path(p).expanduser().absolute()) for p in _split_paths(env_list)}
-    for d in _split_paths(env_dir):
-        out.update({sub.name: str(sub.absolute()) for sub in sorted(Path(d).expanduser().glob("*"))
-                    if (sub / "config.json").is_file()})
-    return out
-
-
-def hub_allowed() -> bool:
-    """Whether a visitor may open a model from the Hugging Face Hub by name, downloading it where this server does
-    not have it yet: MACARON_HUB=1. Off by default, so a class server downloads nothing a visitor names; within
-    MACARON_HUB_MAX_GB (default 2) a model, judged from the Hub's file sizes before anything downloads."""
-    return os.environ.get("MACARON_HUB", "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def model_roots() -> list[Path]:
-    """The folders inside which a visitor may open a model folder of their own: MACARON_MODEL_ROOTS
-    (comma-separated). None by default, so on a shared server nobody can load, or probe for, a path
-    the operator did not offer; on your own computer, MACARON_MODEL_ROOTS=$HOME turns it on."""
-    return [Path(p).expanduser().resolve() for p in _split_paths(os.environ.get("MACARON_MODEL_ROOTS", ""))]
-
-
-def allowed_folder(text: str) -> str | None:
-    """The folder `text` names, resolved (no '..', no symbolic link out), if it lies inside a model
-    root; else None, whether or not it exists."""
-    roots = model_roots()
-    if not roots or not text.strip():
-        return None
-    folder = Path(text.strip()).expanduser().resolve()
-    return str(folder) if any(folder.is_relative_to(root) for root in roots) else None
-
-
-def default_paths() -> tuple[str, ...]:
-    """The folders of the default Transformer and Macaron models (what the pages open first)."""
-    paths = model_paths()
-    return tuple(dict.fromkeys(paths[n] for n in default_pair(list(paths), paths) if n))
-
-
 # ---- widgets shared by the pages ------------------------------------------------------------
 def header(title: str, intro: str) -> None:
     """A page's title and the sentence that says what it shows; during the guided lesson, the step's
@@ -323,11 +265,11 @@ def list_said(names: list[str]) -> str:
     """What a model list holds, in two sentences (the model picker's ⓘ): where its models come from, the shipped
     ones' layers × width as their configs say, and how to add one."""
     paths, listed = all_model_paths(), os.environ.get("MACARON_MODELS") or os.environ.get("MACARON_MODELS_DIR")
-    shipped = [paths[n] for n in names if Path(paths[n]).parent == PRETRAINED]
-    shapes, others = " and ".join(sorted({s for s in map(shape, shipped) if s})), len(names) - len(shipped)
+    ours = [paths[n] for n in names if Path(paths[n]).parent == shipped.PRETRAINED]
+    shapes, others = " and ".join(sorted({s for s in map(shape, ours) if s})), len(names) - len(ours)
     origin = ("the folders MACARON_MODELS or MACARON_MODELS_DIR name" if listed else
               "this computer's Hugging Face cache or fetched releases")
-    return (f"This list: {len(shipped)} models shipped in pretrained/" + f" ({shapes}: layers × width)" * bool(shapes)
+    return (f"This list: {len(ours)} models shipped in pretrained/" + f" ({shapes}: layers × width)" * bool(shapes)
             + f", {others} from {origin}" * bool(others) + ". To add one: python -m macaron fetch NAME downloads a Hub "
             "model or a release onto this computer (listed unless MACARON_MODELS or MACARON_MODELS_DIR is set), or "
             "start the app with MACARON_MODELS=folder1,folder2 (or MACARON_MODELS_DIR=a folder of model folders), "

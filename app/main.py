@@ -26,10 +26,11 @@ if booting:
 
 import explorer_cache as cache  # noqa: E402  (after the message: this import is the slow part)
 import explorer_state as state  # noqa: E402
+import served_models  # noqa: E402
 
 VIEWS = Path(__file__).resolve().parent / "views"
 
-cache.warm(state.default_paths(), state.DEFAULT_SENTENCE)  # once per server
+cache.warm(served_models.default_paths(), state.DEFAULT_SENTENCE)  # once per server
 if booting:
     boot.READY = True
     starting.empty()

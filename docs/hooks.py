@@ -90,13 +90,14 @@ def url_reference() -> str:
 
 
 def zoo_text(name: str) -> str:
+    from macaron.studies import translation_race as bleu_race
     from macaron.studies import zoo
 
     race, translators = zoo.runs(), zoo.runs(task="translation")
     made = {"markdown": lambda: zoo.markdown(race),
-            "translation_markdown": lambda: zoo.translation_markdown(translators),
-            "finding": lambda: zoo.finding(race), "translation_finding": lambda: zoo.translation_finding(translators),
-            "translation_gist": lambda: zoo.translation_gist(translators),
+            "translation_markdown": lambda: bleu_race.markdown(translators),
+            "finding": lambda: zoo.finding(race), "translation_finding": lambda: bleu_race.finding(translators),
+            "translation_gist": lambda: bleu_race.gist(translators),
             "path_report": lambda: f"```text\n{zoo.path_report(zoo.paths(race))}\n```"}
     if name not in made:
         raise ValueError(f"<!-- zoo: {name} -->: no such generated part (known: {', '.join(made)})")

@@ -253,6 +253,7 @@ def fetch(args) -> int:
 
 def zoo(args) -> int:
     from .schemes import get_scheme
+    from .studies import translation_race as bleu_race
     from .studies import zoo as race
 
     stored = race.runs(args.root, task=None)  # the folder read once: the masked LM's runs, then the translators'
@@ -263,9 +264,10 @@ def zoo(args) -> int:
         print(json.dumps(found, indent=1) if args.json else race.path_report(found))
         return 0
     if args.json:
-        print(race.as_json(runs, translators, args.root))
+        print(json.dumps({"runs": [r.summary() for r in stored], "differences": race.differences(runs),
+                          "translation": bleu_race.differences(translators, args.root)}, indent=1))
     else:
-        table = "\n\n" + race.translation_markdown(translators, args.root) if translators else ""
+        table = "\n\n" + bleu_race.markdown(translators, args.root) if translators else ""
         print((race.markdown(runs) if args.markdown else race.report(runs)) + table)
     return 0
 

@@ -187,7 +187,7 @@ def step(k: int) -> LessonStep:
     if "{race}" not in text and "{translation}" not in text:
         return s
     from .formats.folder import CheckpointError
-    from .studies import zoo  # scipy and the stored runs: only for the steps that need them
+    from .studies import translation_race, zoo  # scipy and the stored runs: only for the steps that need them
     said = {}
     try:
         if "{race}" in text:
@@ -198,7 +198,7 @@ def step(k: int) -> LessonStep:
         said["race"] = (f"(The race's stored runs could not be read: {e}.)",) * 2
     try:
         if "{translation}" in text:
-            said["translation"] = (zoo.translation_gist(zoo.runs(task="translation")),) * 2
+            said["translation"] = (translation_race.gist(zoo.runs(task="translation")),) * 2
     except CheckpointError as e:
         said["translation"] = (f"(The translators' stored runs could not be read: {e}.)",) * 2
     say, note = s.say, s.note

@@ -636,14 +636,12 @@ def shipped_tiny(models_dir, tmp_path, monkeypatch):
     """The tiny models in place of pretrained/ (so the app's list is the shipped one, with the caches after it)."""
     import shutil
 
-    import explorer_state as state
     from macaron.sources import shipped
 
     folder = tmp_path / "pretrained"
     for name in ("tiny-transformer", "tiny-macaron"):
         shutil.copytree(models_dir / name, folder / name)
-    monkeypatch.setattr(shipped, "PRETRAINED", folder)
-    monkeypatch.setattr(state, "PRETRAINED", folder)
+    monkeypatch.setattr(shipped, "PRETRAINED", folder)  # read when asked, by the library and the app alike
     return folder
 
 

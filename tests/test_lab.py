@@ -282,6 +282,7 @@ def no_race(tmp_path_factory):
 def test_section_4_draws_the_stored_race_and_says_what_it_shows(monkeypatch):
     """The race stored in pretrained/race: its curves and its paired differences drawn, each difference's verdict
     and the runs' table shown; with none stored, the page says how to train them."""
+    from macaron.studies import translation_race as bleu_race
     from macaron.studies import zoo
 
     monkeypatch.setattr(zoo, "RACE", zoo.PRETRAINED / "race")
@@ -303,9 +304,9 @@ def test_section_4_draws_the_stored_race_and_says_what_it_shows(monkeypatch):
     assert len(lab.dataframe[-1].value) == len(stored)
     translators = zoo.runs(task="translation")  # and the translators' race, beside the paper's claim
     assert "And as translators?" in [h.value for h in lab.subheader]
-    finding = zoo.translation_finding(translators)
+    finding = bleu_race.finding(translators)
     assert "Macaron − Transformer is" in finding and "+1.0 BLEU on IWSLT14" in finding and finding in shown
-    assert zoo.translation_markdown(translators) in shown
+    assert bleu_race.markdown(translators) in shown
 
 
 def _charts(at) -> int:

@@ -535,6 +535,7 @@ def test_the_lessons_translation_step_opens_translate_at_cross_attention(monkeyp
     """Lesson step 7 (typed by hand, ?lesson=7): the shipped Macaron translator on the step's sentence, the animation
     at the decoder's first cross-attention sub-step, and the step's note with the translation race's finding."""
     from macaron import lesson
+    from macaron.studies import translation_race as bleu_race
     from macaron.studies import zoo
 
     k = next(k for k, s in enumerate(lesson.LESSON, 1) if s.page.endswith("translate.py"))
@@ -550,7 +551,7 @@ def test_the_lessons_translation_step_opens_translate_at_cross_attention(monkeyp
     assert "<b>decoder layer 1 · " in title and "cross-attention" in title
     labels = {t for d in fig["data"] if isinstance(d.get("text"), list) for t in d["text"] if isinstance(t, str)}
     assert {"banco", "parque", "bench"} <= labels and not any("▁" in t for t in labels)  # words, without ▁
-    gist = zoo.translation_gist(zoo.runs(task="translation"))  # the translation race, beside the paper's claim
+    gist = bleu_race.gist(zoo.runs(task="translation"))  # the translation race, beside the paper's claim
     assert gist and gist in lesson.step(k).note and gist in lesson.step(5).note and "+1.0 on IWSLT14" in gist
 
 

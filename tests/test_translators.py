@@ -242,6 +242,7 @@ def test_a_run_refuses_a_folder_that_is_not_the_data(tmp_path, capsys):
 
 def test_a_published_race_is_read_by_zoo_with_paired_bootstraps(folder, straight, tmp_path, capsys):
     from macaron.__main__ import main as cli
+    from macaron.studies import translation_race as bleu_race
     from macaron.studies import zoo
     from macaron.train.publish import main as publish
 
@@ -275,9 +276,9 @@ def test_a_published_race_is_read_by_zoo_with_paired_bootstraps(folder, straight
                                          - facts["macaron-es-en"]["final"]["loss"])
     hyp = {n: (straight / "models" / n / "test.hyp.en").read_text(encoding="utf-8").splitlines() for n in facts}
     refs = (folder / "test.en").read_text(encoding="utf-8").splitlines()
-    perfect = zoo.paired_bootstrap(tuple(hyp["transformer-es-en"]), tuple(refs), tuple(refs))
+    perfect = bleu_race.paired_bootstrap(tuple(hyp["transformer-es-en"]), tuple(refs), tuple(refs))
     assert perfect["p_bleu"] < 0.05  # the references themselves: clearly better
-    table = zoo.translation_markdown(zoo.runs(race.parent, task="translation"), race.parent)
+    table = bleu_race.markdown(zoo.runs(race.parent, task="translation"), race.parent)
     assert f"| {runs['strang']['bleu']:.2f} |" in table and "Strang–Marchuk over Lie–Trotter" in table
 
 

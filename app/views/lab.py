@@ -10,12 +10,13 @@ import streamlit as st
 import explorer_cache as cache
 import explorer_state as state
 import lab_cache
+import lab_race
 from macaron import lab, plot
 from macaron.formats.folder import CheckpointError
 from macaron.plot.lab import model_colors, slope_text
 from macaron.plot.style import SchemeStyle, scheme_name, scheme_style
 from macaron.schemes import F_AND_G, SCHEMES
-from macaron.studies import bridge, orders, zoo
+from macaron.studies import bridge, orders
 
 SYSTEMS = {
     "linear": "linear (graph diffusion + rotation)",
@@ -25,7 +26,6 @@ SYSTEMS = {
 SOLVERS = {"exact": "exact sub-flows", "euler": "one Euler step each (a residual sub-layer's move)"}
 DEFAULT_SCHEMES = ["lie-trotter", "strang", "unsplit"]
 MAGNIFY = [1, 2, 5, 10, 20]
-CHART = dict(config=dict(displaylogo=False), theme=None)  # our fonts: readable on a projector
 
 
 # ---- page -------------------------------------------------------------------------------------------
@@ -96,7 +96,7 @@ def section_particles(o: dict) -> None:
               ANIMATION_HEIGHT - 40 * bool(state.lesson_step()))
     fig, visible = cache.toy_animation(o["kind"], o["n"], o["beta"], o["horizon"], o["n_steps"], o["solver"],
                                        tuple(shown), o["magnify"], height)
-    st.plotly_chart(fig, key="l_anim", **CHART)
+    st.plotly_chart(fig, key="l_anim", **state.CHART)
     if "unsplit" in shown and o["solver"] == "exact":
         st.caption("Unsplit Euler appears with Euler sub-steps only: with exact sub-flows, the unsplit step "
                    "*is* the exact flow.")
@@ -168,7 +168,7 @@ def section_orders(o: dict) -> None:
         st.info("Pick a scheme in the sidebar (unsplit Euler exists only with Euler sub-steps).",
                 icon=":material/info:")
     else:
-        st.plotly_chart(plot.convergence(s, o["solver"], shown_here), key="l_orders", **CHART)
+        st.plotly_chart(plot.convergence(s, o["solver"], shown_here), key="l_orders", **state.CHART)
     system = SYSTEMS[o["kind"]]
     state.explain(f"{system[0].upper() + system[1:]}, {o['n']} particles, β = {o['beta']:g}, "
                   f"{SOLVERS[o['solver']]}. Each point is an RMS distance to the exact solution; the slope of a line "
@@ -297,7 +297,7 @@ def section_untied(o: dict) -> None:
              "untied": (f"Strang–Marchuk, untied halves (ε = {eps:g})",
                         SchemeStyle(strang.color, "circle-open", "dash"))}
     st.plotly_chart(plot.convergence(merged, "exact", ["lie-trotter", "tied", "untied"], looks=looks),
-                    key="l_untied", **CHART)
+                    key="l_untied", **state.CHART)
     studies = {e: lab_cache.untied_study(o["kind"], o["n"], o["beta"], e) for e in lab_cache.EPSILONS}
     st.dataframe(plot.untied_rows(studies), hide_index=True, width="stretch")
     state.explain(f"{SYSTEMS[o['kind']]}, {o['n']} particles, β = {o['beta']:g}. Measured: tied halves give local/"
@@ -320,7 +320,7 @@ def section_random() -> None:
     state.init_widget("l_gs", "gs", 0.3, parse=float, valid=lambda v: v in lab_cache.SIZES)
     f_scale = c1.select_slider("Size of F (diffusion strength β)", lab_cache.SIZES, key="l_fs")
     g_scale = c2.select_slider("Size of G (drift scale)", lab_cache.SIZES, key="l_gs")
-    st.plotly_chart(plot.ratio_histogram(lab_cache.random_ratios(f_scale, g_scale)), key="l_random", **CHART)
+    st.plotly_chart(plot.ratio_histogram(lab_cache.random_ratios(f_scale, g_scale)), key="l_random", **state.CHART)
     grid = []
     for f in lab_cache.SIZES:
         row = {"size of F ↓ · of G →": f"{f:g}"}
@@ -373,7 +373,7 @@ def section_networks() -> tuple[dict, tuple]:
     steps += [(f"{name}: its LayerNorms' own move", r["norm"], colors[slot], "/")
               for slot, name, _, r in measured if r["norm"] is not None]
     st.plotly_chart(plot.layer_bars(steps, "length ÷ state norm", log=True, line=(1.0, "step = state")),
-                    key="l_stepratio", **CHART)
+                    key="l_stepratio", **state.CHART)
     big = [f"{name} (layer {', '.join(str(i + 1) for i in np.flatnonzero(r['step_ratio'] > 1))})"
            for _, name, _, r in measured if (r["step_ratio"] > 1).any()]
     state.explain("How far each layer moves a token, relative to where the token is (mean over tokens). A Taylor "
@@ -391,7 +391,7 @@ def section_networks() -> tuple[dict, tuple]:
         for pair, limit in r["limit"].items():
             bars.append((f"{name}: {pair}", limit, colors[slot], "/" if "control" in pair else ""))
             unsettled |= set(np.flatnonzero(bridge.unsettled(r["curves"][pair])) + 1)
-    st.plotly_chart(plot.layer_bars(bars, "κ (small-step limit)"), key="l_kappa", **CHART)
+    st.plotly_chart(plot.layer_bars(bars, "κ (small-step limit)"), key="l_kappa", **state.CHART)
     st.latex(r"\kappa = \lim_{s\to0}\frac{\bigl\|\Phi_B(s)\Phi_A(s)x - \Phi_A(s)\Phi_B(s)x\bigr\|\;\|x\|}"
              r"{s^2\,\|h_A A(x)\|\,\|h_B B(x)\|}")
     state.explain("Φ_K(s) runs a sub-step with s times its fraction. The difference of the two orders is "
@@ -408,7 +408,7 @@ def section_networks() -> tuple[dict, tuple]:
     with st.expander("κ against the step scale s (is the limit reached?)"):
         for (slot, name, _, r) in measured:
             st.plotly_chart(plot.kappa_curves(r["curves"]["attention∘FFN"], bridge.SCALES,
-                                              f"{name}: attention∘FFN"), key=f"l_kcurve_{slot}", **CHART)
+                                              f"{name}: attention∘FFN"), key=f"l_kcurve_{slot}", **state.CHART)
         state.explain("Flat lines: the small-step limit holds down to the layer's own step (s = 1). A line still "
                       "changing as s shrinks means the real step is far from that regime.")
 
@@ -422,7 +422,7 @@ def section_networks() -> tuple[dict, tuple]:
             series += [(f"{name}: cos(G₁x, G₂x)", tie.cosine, colors[slot]),
                        (f"{name}: ‖G₂x − G₁x‖ / ‖G₁x‖", tie.relative_difference, colors[slot], "/")]
         st.plotly_chart(plot.layer_bars(series, "at the state entering the layer", line=(1.0, "one operator: cos 1")),
-                        key="l_tie", **CHART)
+                        key="l_tie", **state.CHART)
         state.explain("Both half-FFNs evaluated at the same state as the network evaluates them (pre-LN: each through "
                       "its own LayerNorm), mean over tokens. One operator would give cosine 1 and difference 0 (the "
                       "tied Strang step of 2b, ε = 0); a difference near 1 is an ε of the order of 1 there.")
@@ -478,7 +478,7 @@ def section_trained_orders(picks: tuple) -> None:
     for k, (name, record, _) in enumerate(found):
         st.markdown(f"**{name}**")
         st.plotly_chart(plot.convergence(orders.as_study(record), solver, ["lie-trotter", "strang"],
-                                         error=orders.ERROR), key=f"l_trained_{k}", **CHART)
+                                         error=orders.ERROR), key=f"l_trained_{k}", **state.CHART)
         st.caption(f"{name}: {record['states']} states entering a layer, from {_count(record['sentences'])} "
                    f"(local); {_count(record['global_sentences'])} run to T = {record['horizon']:g} (global); "
                    f"measured {record['measured']} on these weights.")
@@ -513,76 +513,6 @@ def caveats() -> None:
             "- **One sentence** (3a–3d): try several; [CLS] and [SEP] are included.")
 
 
-def section_race() -> None:
-    st.header("4 · The race: is it the order?")
-    race = zoo.runs()  # a few small files: read on each run, so a newly stored run shows at once
-    st.markdown(
-        "The seed paper says Macaron is better *because* Strang's splitting is of higher order. In a stack the "
-        "order inside a layer acts only at the ends: six Strang layers are ½G (F ½G ½G)×5 F ½G, and six layers of "
-        "**the control**, (F ½G ½G)×6, the Transformer's order with the FFN in two halves, are the same sub-layers "
-        "and parameters with one half-FFN moved from first to last. Trained on the same batches, seed by seed: "
-        "**the control − Strang** is the order alone, **Lie–Trotter − the control** the split FFN alone.")
-    if not race:
-        st.info("No race runs are stored yet (`pretrained/race/`; docs/training-notes.md says how to train them).",
-                icon=":material/info:")
-        return
-    st.plotly_chart(plot.race_curves(race), key="l_race_curves", **CHART)
-    state.explain("Schemes that train level draw their lines on each other (the control's dashed line can hide "
-                  "Strang–Marchuk's): click a name in the legend to hide or show its line; the differences below "
-                  "give each gap with its interval.")
-    diffs = zoo.differences(race)
-    if diffs:
-        st.plotly_chart(plot.race_differences(diffs, height=110 + 60 * len(diffs)), key="l_race_diffs", **CHART)
-        st.markdown(zoo.verdicts(diffs))
-    section_gap(race)
-    st.dataframe([{"scheme": SCHEMES[r.scheme].title, "seed": r.seed, "budget": zoo.millions(r.budget),
-                   "tokens (M)": round(r.tokens / 1e6, 2),
-                   "parameters": f"{r.parameters:,}", "held-out loss": round(r.loss, 4),
-                   "accuracy": round(r.accuracy, 4), "context effect (nats)": round(r.context_effect, 3),
-                   zoo.PLATEAU_COLUMN: r.plateau_step} for r in race],
-                 hide_index=True, width="stretch")
-    state.explain(
-        "Held-out loss in nats per masked token on 512 fixed validation sequences (15 % masks); context effect: how "
-        "much that loss rises when each sequence's unmasked words are shuffled. A filled diamond is the mean "
-        "difference over seeds with its 95 % Student t-interval; an open dot is one seed, with a 95 % bootstrap "
-        "interval over validation sequences, which says nothing about another seed. Conditions: one corpus, the "
-        "6 × 256 post-LN minis' recipe (batch 16, 40 % masks, peak rate 1e-3, bf16 on a CPU), "
-        f"{' or '.join(zoo.millions(b) for b in zoo.budgets(race))} tokens a run, the learning rate decaying to 0 at "
-        "the end of each; within a seed every scheme saw the same initial generator state, batches, masks and order, "
-        "and runs are compared only at equal budgets.")
-
-
-def section_translators() -> None:
-    """The race run again as translators (the paper's headline task): its finding, every run and difference."""
-    if said := zoo.translation_finding(translators := zoo.runs(task="translation")):
-        table = zoo.translation_markdown(translators)  # its paired bootstraps first: the heading comes with them
-        st.subheader("And as translators?")
-        st.markdown(said + "\n\n" + table)
-        state.explain(f"sacreBLEU on {len(translators[0].hypotheses):,} held-out Tatoeba pairs (no test sentence "
-                      "occurs in training), beam 5, length penalty 1.0; dev loss in nats a target token. Gains are "
-                      "paired in a seed (the same batches): 95 % t-interval over seeds, paired bootstrap p per seed.")
-
-
-def section_gap(race: list) -> None:
-    """Does the split FFN's lead last, or is it the later exit from the plateau? The Transformer − control gap along
-    training, at every budget run."""
-    paths = zoo.paths(race)
-    if not paths:
-        return
-    st.subheader("Does the split FFN's lead last?")
-    st.plotly_chart(plot.race_gaps(paths), key="l_race_gaps", **CHART)
-    if said := zoo.lasting(race).strip():  # what the longest budget says, once one beyond the race's is stored
-        st.markdown(said)
-    state.explain(
-        f"The gap between the Transformer and the control (the same order, G whole or in two halves) at every "
-        f"evaluation of a seed's pair, which saw the same batches. A run has left the word-count plateau at its first "
-        f"evaluation with a context effect of {zoo.EXIT_NATS:g} nat or more (the markers); on the right each run is "
-        f"read that many steps after its own exit, so a gap that is only the later exit would fall to about 0 there "
-        f"(the later run then learns at a somewhat lower rate of the same schedule). The "
-        f"learning rate decays to 0 at the end of each run's budget: runs of different budgets are not one run "
-        f"stopped early.")
-
-
 def render() -> None:
     o = sidebar()
     url = dict(sys=o["kind"], sub=o["solver"], beta=f"{o['beta']:g}", np=o["n"], T=f"{o['horizon']:g}",
@@ -593,8 +523,8 @@ def render() -> None:
     network_url, picks = section_networks()
     url.update(network_url)
     section_trained_orders(picks)
-    section_race()
-    section_translators()
+    lab_race.section_race()
+    lab_race.section_translators()
     caveats()
     state.sync_url(url)
 

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.utils.rnn import pad_sequence
 
 from ..config import ModelConfig
 from ..schemes import CONVECTION, CROSS, DIFFUSION, FULL, Sub, substep_label, substep_times
@@ -379,13 +380,9 @@ class Model(nn.Module):
             ids = token_ids.to(self.device)
             return ids, ids != self.config.pad_id, False
         single = is_id_list(token_ids)
-        rows = [self.reader.ids(r)[0] for r in ([token_ids] if single else token_ids)]
-        T = max(map(len, rows))
-        ids = torch.full((len(rows), T), self.config.pad_id, dtype=torch.long)
-        attention_mask = torch.zeros((len(rows), T), dtype=torch.bool)
-        for b, r in enumerate(rows):
-            ids[b, : len(r)] = torch.tensor(r)
-            attention_mask[b, : len(r)] = True
+        rows = [torch.tensor(self.reader.ids(r)[0], dtype=torch.long) for r in ([token_ids] if single else token_ids)]
+        ids = pad_sequence(rows, batch_first=True, padding_value=self.config.pad_id)
+        attention_mask = torch.arange(ids.shape[1]) < torch.tensor([len(r) for r in rows])[:, None]
         # no mask lets SDPA take its fastest kernel
         attention_mask = None if bool(attention_mask.all()) else attention_mask.to(self.device)
         return ids.to(self.device), attention_mask, single

@@ -19,15 +19,11 @@ a Student t-interval, and per seed with a bootstrap interval over validation seq
 seed-to-seed spread. Runs are paired only at equal budgets: the learning rate decays to 0 at the end of the budget,
 so a 60 M-token run at 20 M tokens is not a 20 M-token run.
 
-The translators (macaron.train.translate) are raced the same way on Tatoeba es→en, stored under
-`pretrained/race/translation/seed-<s>/<model>/` with their test translations: "runs" lists them with "task":
-"translation", and "translation" gives b's gain over a in test BLEU (chrF and dev loss beside it; > 0: b is better,
-as above), with sacreBLEU's paired bootstrap per seed.
+The translators are raced the same way (`translation_race`): "runs" lists them too, with "task": "translation".
 """
 from __future__ import annotations
 
 import functools
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -187,9 +183,9 @@ def path_report(found: list[dict]) -> str:
                   f"{'step':>7} {'tokens':>11} {'a − b':>7}   {'after exit':>10} {'a − b':>7}"]
         rows = max(len(p["step"]), len(p["after"]))
         for i in range(rows):
-            left = (f"{p['step'][i]:>7,} {p['tokens'][i]:>11,} {_signed(p['difference'][i]):>7}"
+            left = (f"{p['step'][i]:>7,} {p['tokens'][i]:>11,} {signed(p['difference'][i]):>7}"
                     if i < len(p["step"]) else " " * 27)
-            right = f"   {p['after'][i]:>10,} {_signed(p['aligned'][i]):>7}" if i < len(p["after"]) else ""
+            right = f"   {p['after'][i]:>10,} {signed(p['aligned'][i]):>7}" if i < len(p["after"]) else ""
             lines.append((left + right).rstrip())
         lines.append("")
     return "\n".join(lines).rstrip()
@@ -271,15 +267,15 @@ def label(d: dict, budget: bool = False) -> str:
 
 
 def _each_seed(d: dict) -> str:
-    return ", ".join(_signed(p["difference"]) for p in d["per_seed"])
+    return ", ".join(signed(p["difference"]) for p in d["per_seed"])
 
 
-def _signed(x: float, places: int = 3) -> str:
+def signed(x: float, places: int = 3) -> str:
     return f"{x:+.{places}f}".replace("-", "−")  # the minus sign, not a hyphen
 
 
-def _interval(x: list[float] | None, places: int = 3) -> str:
-    return f"[{_signed(x[0], places)}, {_signed(x[1], places)}]" if x else "–"
+def interval(x: list[float] | None, places: int = 3) -> str:
+    return f"[{signed(x[0], places)}, {signed(x[1], places)}]" if x else "–"
 
 
 def report(race: list[RaceRun]) -> str:
@@ -297,10 +293,10 @@ def report(race: list[RaceRun]) -> str:
         + f" ({v['seeds']})" for (s, b), v in spread(race).items())]
     lines += ["", "paired differences at equal budgets, loss(a) − loss(b), nats (> 0: b is better)"]
     for d in differences(race):
-        seeds = ", ".join(f"seed {p['seed']} {_signed(p['difference'], 4)} {_interval(p['bootstrap95'])}"
+        seeds = ", ".join(f"seed {p['seed']} {signed(p['difference'], 4)} {interval(p['bootstrap95'])}"
                           for p in d["per_seed"])
-        lines.append(f"{millions(d['budget'])}: {d['a']} − {d['b']}: mean {_signed(d['mean'], 4)}, 95 % t-interval "
-                     f"{_interval(d['t95'])} over {d['seeds']} seed(s); {seeds}")
+        lines.append(f"{millions(d['budget'])}: {d['a']} − {d['b']}: mean {signed(d['mean'], 4)}, 95 % t-interval "
+                     f"{interval(d['t95'])} over {d['seeds']} seed(s); {seeds}")
     return "\n".join(lines)
 
 
@@ -311,144 +307,16 @@ def markdown(race: list[RaceRun]) -> str:
     lines = ["| scheme | model | seed | budget (tokens) | held-out loss | accuracy | context effect | "
              f"{PLATEAU_COLUMN} |", "|---|---|---|---|---|---|---|---|"]
     lines += [f"| {SCHEMES[r.scheme].title} | {r.name} | {r.seed} | {millions(r.budget)} | {r.loss:.4f} | "
-              f"{100 * r.accuracy:.2f} % | {_signed(r.context_effect)} nats | "
+              f"{100 * r.accuracy:.2f} % | {signed(r.context_effect)} nats | "
               f"{'–' if r.plateau_step is None else f'{r.plateau_step:,}'} |" for r in race]
     lines += ["", "| difference (nats) | budget (tokens) | seeds | mean | 95 % t-interval | "
               "each seed, 95 % bootstrap interval |", "|---|---|---|---|---|---|"]
-    lines += [f"| {label(d)} | {millions(d['budget'])} | {d['seeds']} | {_signed(d['mean'])} | "
-              f"{_interval(d['t95'])} | " + "; ".join(f"{p['seed']}: {_signed(p['difference'])} "
-                                                      f"{_interval(p['bootstrap95'])}" for p in d["per_seed"]) + " |"
+    lines += [f"| {label(d)} | {millions(d['budget'])} | {d['seeds']} | {signed(d['mean'])} | "
+              f"{interval(d['t95'])} | " + "; ".join(f"{p['seed']}: {signed(p['difference'])} "
+                                                      f"{interval(p['bootstrap95'])}" for p in d["per_seed"]) + " |"
               for d in diffs]
     return "\n".join(lines) + "\n\n" + verdicts(diffs)
 
-
-def as_json(race: list[RaceRun], translators: list[RaceRun] = (), root: Path | None = None) -> str:
-    """The masked-LM race's runs and differences, then the translators' runs (task "translation") and theirs."""
-    return json.dumps({"runs": [r.summary() for r in [*race, *translators]], "differences": differences(race),
-                       "translation": translation_differences(translators, root)}, indent=1)
-
-
-# ---- the race on translation (issue 68) ----------------------------------------------------------------------------
-# The translators' runs are stored under <race>/translation/seed-<s>/<model>/, the test set's English once beside them
-REFERENCES = Path("translation") / "test.en"
-
-
-def references(root: Path | None = None) -> list[str]:
-    """The test set's English (the references of every stored translator's test.hyp.en), from the race's folder."""
-    return (Path(root or RACE) / REFERENCES).read_text(encoding="utf-8").splitlines()
-
-
-@functools.lru_cache(maxsize=64)
-def paired_bootstrap(a: tuple, b: tuple, refs: tuple) -> dict:
-    """sacreBLEU's paired bootstrap (Koehn 2004; 1,000 resamples, its seed): p of b's BLEU against a's (BLEU alone:
-    the race's differences are in BLEU, and chrF's resampling would more than double the time, 1.3 s a pair)."""
-    from sacrebleu.metrics import BLEU
-    from sacrebleu.significance import PairedTest
-
-    _, res = PairedTest([("a", list(a)), ("b", list(b))], {"BLEU": BLEU()}, [list(refs)], test_type="bs",
-                        n_samples=1000)()
-    return {"p_bleu": res["BLEU"][1].p_value}
-
-
-def translation_difference(race: list[RaceRun], a: str, b: str, refs: list[str] | None = None) -> dict | None:
-    """b's gain over a, paired by seed among translators of one budget: BLEU(b) − BLEU(a) and chrF's, and the dev loss
-    as the masked LM's, loss(a) − loss(b): > 0 says b is the better in all three, as in `difference`. The mean gain in
-    BLEU over seeds with its 95 % t-interval (two seeds or more), and where the references are given each seed's own
-    with the p of sacreBLEU's paired bootstrap on the test set. None when no seed trained both."""
-    pairs = paired(race, a, b)
-    if not pairs:
-        return None
-    per_seed = [{"seed": s, "bleu": rb.bleu - ra.bleu, "chrf": rb.chrf - ra.chrf, "loss": ra.loss - rb.loss,
-                 **(paired_bootstrap(tuple(ra.hypotheses), tuple(rb.hypotheses), tuple(refs)) if refs else {})}
-                for s, ra, rb in pairs]
-    return {"a": a, "b": b, "budget": race[0].budget, "metric": "bleu",
-            **over_seeds([p["bleu"] for p in per_seed]), "per_seed": per_seed}
-
-
-def translation_differences(race: list[RaceRun], root: Path | None = None) -> list[dict]:
-    """The race's three questions asked of the translators, budget by budget (root: the race's folder)."""
-    refs = references(root) if race else []
-    return [d for budget in budgets(race) for a, b in comparisons(at(race, budget))
-            if (d := translation_difference(at(race, budget), a, b, refs))]
-
-
-def translation_markdown(race: list[RaceRun], root: Path | None = None) -> str:
-    """The races page's translation race: a row a run, a row a paired difference of test BLEU."""
-    lines = ["| scheme | model | seed | budget (target tokens) | parameters | test BLEU | chrF | dev loss |",
-             "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {SCHEMES[r.scheme].title} | {r.name} | {r.seed} | {millions(r.budget)} | {r.parameters:,} | "
-              f"{r.bleu:.2f} | {r.chrf:.2f} | {r.loss:.4f} |" for r in race]
-    lines += ["", "| gain in test BLEU | budget | seeds | mean | 95 % t-interval | each seed (paired bootstrap p) |",
-              "|---|---|---|---|---|---|"]
-    lines += [f"| {get_scheme(d['b']).short} over {get_scheme(d['a']).short} | {millions(d['budget'])} | "
-              f"{d['seeds']} | {_signed(d['mean'], 2)} | "
-              f"{_interval(d['t95'], 2)} | " + "; ".join(f"{p['seed']}: {_signed(p['bleu'], 2)} (p {p['p_bleu']:.3f})"
-                                                      for p in d["per_seed"]) + " |"
-              for d in translation_differences(race, root)]
-    return "\n".join(lines)
-
-
-# The paper's claim the translators are raced against (its Table 1, IWSLT14 De→En small: 34.4 → 35.4 BLEU).
-PAPER_GAIN = ("+1.0 BLEU on IWSLT14 De→En (34.4 → 35.4; post-LN, 6 + 6 layers × 512, about 153 K training pairs, "
-              "beam 5, length penalty 1.0)")
-
-
-def _translation(race: list[RaceRun]) -> tuple[str, dict, list[dict]] | None:
-    """The translation race at the first budget where a seed trained both Transformer and Macaron: its recipe,
-    Macaron's gain in test BLEU, and the three questions' paired differences in dev loss (a − b, nats a target
-    token)."""
-    budget = next((b for b in budgets(race) if paired(at(race, b), BASELINE, REFERENCE)), None)
-    if budget is None:
-        return None
-    runs_ = at(race, budget)
-    gains = [t for a, b in comparisons(runs_)[:3] if (t := translation_difference(runs_, a, b))]  # BASELINE's first
-    losses = [{**t, **over_seeds([p["loss"] for p in t["per_seed"]])} for t in gains]
-    return recipes(runs_), gains[0], losses
-
-
-def _loss_said(t: dict) -> str:
-    side = outcome(t)
-    better = ("one seed" if side == "one seed" else "no difference found" if side in ("none", "unknown") else
-              f"{get_scheme(t[side]).short} the better")
-    return f"{label(t)} {_signed(t['mean'])} {_interval(t['t95'])} ({better})"
-
-
-def translation_finding(race: list[RaceRun]) -> str:
-    """What the translation race found (the lab's section 4, races page): Macaron's gain over the Transformer in test
-    BLEU, then the race's three questions in dev loss, each no stronger than its interval over seeds allows, with the
-    conditions and beside the paper's claim; "" when no seed of the race trained both."""
-    if (found := _translation(race)) is None:
-        return ""
-    recipe, d, losses = found
-    said = outcome(d)
-    seeds = ", ".join(f"{_signed(p['bleu'], 2)} at seed {p['seed']}" for p in d["per_seed"])
-    gain = (f"{_signed(d['mean'], 2)} test BLEU on one seed" if said == "one seed" else
-            f"{_signed(d['mean'], 2)} test BLEU over {d['seeds']} seeds ({seeds}; 95 % t-interval "
-            f"{_interval(d['t95'], 2)})")
-    meaning = {"one seed": "one seed is not yet an answer", "unknown": "its figures are not finite",
-               "none": "the interval holds 0, so the race has not shown a gain in BLEU",
-               "b": "Macaron is the better translator here", "a": "the Transformer is the better translator here"}[said]
-    return (f"As translators ({recipe}, {millions(d['budget'])} target tokens a run, beam 5), Macaron − Transformer is "
-            f"{gain}: {meaning}. In dev loss (nats a target token, 95 % t-intervals over seeds): "
-            f"{'; '.join(map(_loss_said, losses))}. The paper reports {PAPER_GAIN}.")
-
-
-def translation_gist(race: list[RaceRun]) -> str:
-    """translation_finding in one sentence for the teacher's note (lesson steps 5 and 7): the BLEU gain with its
-    interval and the paper's, then what dev loss says of the split FFN and of the order; "" as translation_finding."""
-    if (found := _translation(race)) is None:
-        return ""
-    recipe, d, losses = found
-    shown = {"none": "not shown", "b": "Macaron the better", "a": "the Transformer the better"}.get(outcome(d), "")
-    split = next((t for t in losses if (t["a"], t["b"]) == (BASELINE, CONTROL)), None)
-    order = next((t for t in losses if (t["a"], t["b"]) == (CONTROL, REFERENCE)), None)
-    loss = "; ".join(f"{label(t)} {_signed(t['mean'])} {_interval(t['t95'])}" for t in (split, order) if t)
-    again = (": the split FFN, not the order, as in the masked-LM race" if split and order and outcome(split) == "b"
-             and outcome(order) == "none" else "")
-    return (f"As translators ({recipe}, {millions(d['budget'])} target tokens, {d['seeds']} seed"
-            f"{'s' if d['seeds'] > 1 else ''}): Macaron − Transformer {_signed(d['mean'], 2)} test BLEU "
-            f"{_interval(d['t95'], 2)}{', ' + shown if shown else ''} (the paper: +1.0 on IWSLT14); dev loss, nats "
-            f"a target token: {loss}{again}.")
 
 
 def outcome(d: dict) -> str:
@@ -470,7 +338,7 @@ def every_seed(d: dict) -> str | None:
 
 
 def _each_seed_interval(d: dict) -> str:
-    return "; ".join(f"seed {p['seed']} {_signed(p['difference'])}, bootstrap {_interval(p['bootstrap95'])}"
+    return "; ".join(f"seed {p['seed']} {signed(p['difference'])}, bootstrap {interval(p['bootstrap95'])}"
                      for p in d["per_seed"])
 
 
@@ -481,7 +349,7 @@ def _too_few_seeds(d: dict, better: str, own: str = "own interval") -> str:
 
 
 def _measured(d: dict) -> str:
-    return f"{_signed(d['mean'])} nats, 95 % interval {_interval(d['t95'])} over {d['seeds']} seeds"
+    return f"{signed(d['mean'])} nats, 95 % interval {interval(d['t95'])} over {d['seeds']} seeds"
 
 
 def verdict(d: dict, budget: bool = False) -> str:
@@ -489,8 +357,8 @@ def verdict(d: dict, budget: bool = False) -> str:
     several are shown)."""
     said = outcome(d)
     if said == "one seed":
-        return (f"{label(d, budget)}: {_signed(d['mean'])} nats on one seed (bootstrap over validation sequences "
-                f"{_interval(d['per_seed'][0]['bootstrap95'])}); that interval says nothing about another draw of the "
+        return (f"{label(d, budget)}: {signed(d['mean'])} nats on one seed (bootstrap over validation sequences "
+                f"{interval(d['per_seed'][0]['bootstrap95'])}); that interval says nothing about another draw of the "
                 f"weights and batches, so this is not yet a difference between the schemes.")
     if said == "unknown":
         return f"{label(d, budget)}: no answer; its figures are not finite ({_measured(d)})."
@@ -557,13 +425,13 @@ def lasting(race: list[RaceRun]) -> str:
         return ""
     d = longer[-1]
     before = difference([r for r in short if r.seed in {p["seed"] for p in d["per_seed"]}], BASELINE, CONTROL)
-    then = f"; the same seed{'s' if d['seeds'] > 1 else ''} at {millions(short[0].budget)}: {_signed(before['mean'])}" \
+    then = f"; the same seed{'s' if d['seeds'] > 1 else ''} at {millions(short[0].budget)}: {signed(before['mean'])}" \
         if before else ""
     sd = max((v["sd"] or 0.0) for (s, b), v in spread(short).items() if s in (BASELINE, CONTROL))
     head = f" Trained to {millions(d['budget'])} tokens ({d['seeds']} seed{'s' if d['seeds'] > 1 else ''}), "
     if d["t95"] is None:  # one seed: its bootstrap interval and the seed spread bound what it can say
         lo, hi = d["per_seed"][0]["bootstrap95"] or [d["mean"], d["mean"]]
-        gap = f"Transformer − control is {_signed(d['mean'])} nats (bootstrap {_interval([lo, hi])}{then})"
+        gap = f"Transformer − control is {signed(d['mean'])} nats (bootstrap {interval([lo, hi])}{then})"
         if lo <= 0 <= hi:
             return head + gap + ": no gap is left at that seed; the shorter runs' lead was the later start."
         if abs(d["mean"]) <= sd:
@@ -592,7 +460,7 @@ def _order_finding(race: list[RaceRun]) -> str:
     if said == "unknown":
         return question + f"no answer, its figures are not finite ({_measured(d)})."
     if said == "one seed":
-        return question + f"one seed so far (control − Macaron {_signed(d['mean'])} nats), not yet an answer."
+        return question + f"one seed so far (control − Macaron {signed(d['mean'])} nats), not yet an answer."
     if said == "none":
         return question + f"no difference found (control − Macaron {_measured(d)})."
     return question + (f"trained {'worse' if said == 'b' else 'better'} than Macaron (control − Macaron "
@@ -606,9 +474,9 @@ def findings(race: list[RaceRun]) -> str:
     race = principal(race)
     said = []
     for d in differences(race)[:3]:
-        said.append(f"{label(d)} {_signed(d['mean'])} nats" + (
-            f" (one seed, bootstrap {_interval(d['per_seed'][0]['bootstrap95'])})" if d["t95"] is None else
-            f" (seeds {_each_seed(d)}; t-interval {_interval(d['t95'])})"))
+        said.append(f"{label(d)} {signed(d['mean'])} nats" + (
+            f" (one seed, bootstrap {interval(d['per_seed'][0]['bootstrap95'])})" if d["t95"] is None else
+            f" (seeds {_each_seed(d)}; t-interval {interval(d['t95'])})"))
     if not said:
         return "No scheme of the race has a seed paired with another yet (pretrained/race/)."
     budget = min(r.tokens for r in race) / 1e6
