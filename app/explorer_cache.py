@@ -184,6 +184,8 @@ def stages(path: str) -> list[tuple[str, str, str]]:
 
 def _stage_label(m: macaron.Milestone) -> str:
     """'rise · 5.8 M tokens · context effect +2.16 nats'."""
+    if m.tokens is None:  # a folder whose training is not recorded
+        return m.name
     size = f"{m.tokens / 1e6:.1f} M tokens" if m.tokens >= 100_000 else f"{m.tokens:,} tokens"
     effect = "" if m.context_effect is None else f" · context effect {m.context_effect:+.2f} nats"
     return f"{m.name} · {size}{effect}"

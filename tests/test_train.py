@@ -1154,9 +1154,12 @@ def test_milestones_list_and_load_every_stage(tiny, tmp_path, monkeypatch):
     (folder / "training.json").write_text(json.dumps({**facts, "init_sha256": "0" * 64}))
     with pytest.raises(macaron.CheckpointError, match="training.json: the random start rebuilt"):
         macaron.load(folder, device="cpu", at=0)
-    # a folder of one's own, without training facts, lists only itself
+    # a folder of one's own, without training facts, lists only itself, its training not known (not 0 tokens)
     (folder / "training.json").unlink()
-    assert [(s.name, s.folder) for s in macaron.milestones(folder)] == [("tiny", folder)]
+    (own,) = macaron.milestones(folder)
+    assert (own.name, own.folder, own.tokens, own.step) == ("tiny", folder, None, None)
+    assert str(own) == "tiny (its training not recorded)"
+    assert macaron.load(folder, device="cpu", at=0).milestone == own  # at= has one stage to take
 
 
 def _unit_standardised(x: np.ndarray) -> np.ndarray:

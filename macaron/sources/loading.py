@@ -70,7 +70,8 @@ def load_folder(folder: Path, device=None, found: tuple | None = None) -> Model 
 def load_at(path_or_name, at: int, device=None):
     """The model at the milestone nearest `at` training tokens; `model.milestone` says which one."""
     stages = milestones(path_or_name)
-    chosen = min(stages, key=lambda m: (abs(m.tokens - at), m.tokens))
+    chosen = (stages[0] if stages[0].tokens is None else  # training not recorded: the folder is its one stage
+              min(stages, key=lambda m: (abs(m.tokens - at), m.tokens)))
     if chosen.folder is None:
         folder = locate(path_or_name)
         model = random_start(folder, read_facts(folder), device)

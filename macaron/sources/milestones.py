@@ -44,8 +44,8 @@ class Milestone:
     """One stage of a model's training, with its held-out figures (None where not measured)."""
 
     name: str
-    tokens: int
-    step: int
+    tokens: int | None  # None (and step None): a folder whose training is not recorded, e.g. a Hub model's
+    step: int | None
     loss: float | None
     accuracy: float | None
     context_effect: float | None
@@ -55,6 +55,8 @@ class Milestone:
         figures = "" if self.loss is None else (
             f", held-out loss {self.loss:.3f}, accuracy {self.accuracy:.1%}"
             + ("" if self.context_effect is None else f", context effect {self.context_effect:+.2f} nats"))
+        if self.tokens is None:
+            return f"{self.name} (its training not recorded{figures})"
         return f"{self.name} (step {self.step:,}, {self.tokens:,} tokens{figures})"
 
 
@@ -82,11 +84,11 @@ def _first_evaluation(folder: Path) -> dict:
 def milestones(path_or_name) -> list[Milestone]:
     """A model's stages in training order: the random start (where its checksum was recorded), the
     milestones kept in its folder, and the folder's own weights. A folder without training facts (a
-    model of your own) lists only itself."""
+    model of your own) lists only itself, its tokens and step None (not known, not 0)."""
     folder = locate(path_or_name)
     facts = read_facts(folder)
     if facts is None:
-        return [Milestone(folder.name, 0, 0, None, None, None, folder)]
+        return [Milestone(folder.name, None, None, None, None, None, folder)]
     out = []
     if facts.get("init_sha256"):
         first = _first_evaluation(folder)
