@@ -179,16 +179,7 @@ def stages(path: str) -> list[tuple[str, str, str]]:
         kept = macaron.milestones(path)
     except Exception:  # unreadable training facts: the model itself still loads (or says why)
         return [("final", "final", path)]
-    return [(m.name, _stage_label(m), str(m.folder) if m.folder is not None else path + RANDOM_START) for m in kept]
-
-
-def _stage_label(m: macaron.Milestone) -> str:
-    """'rise · 5.8 M tokens · context effect +2.16 nats'."""
-    if m.tokens is None:  # a folder whose training is not recorded
-        return m.name
-    size = f"{m.tokens / 1e6:.1f} M tokens" if m.tokens >= 100_000 else f"{m.tokens:,} tokens"
-    effect = "" if m.context_effect is None else f" · context effect {m.context_effect:+.2f} nats"
-    return f"{m.name} · {size}{effect}"
+    return [(m.name, m.label(), str(m.folder) if m.folder is not None else path + RANDOM_START) for m in kept]
 
 
 # ---- traces ---------------------------------------------------------------------------------

@@ -264,7 +264,7 @@ def zoo(args) -> int:
         print(json.dumps(found, indent=1) if args.json else race.path_report(found))
         return 0
     if args.json:
-        print(json.dumps({"runs": [r.summary() for r in stored], "differences": race.differences(runs),
+        print(json.dumps({"runs": [r.summary() for r in [*runs, *translators]], "differences": race.differences(runs),
                           "translation": bleu_race.differences(translators, args.root)}, indent=1))
     else:
         table = "\n\n" + bleu_race.markdown(translators, args.root) if translators else ""

@@ -180,8 +180,9 @@ LESSON = (
 
 def step(k: int) -> LessonStep:
     """Step k (1-based), with what the race found where its text says {race} (the masked LM's) or {translation} (the
-    translators'), read from pretrained/race when the step is built (macaron.studies.zoo: one sentence with no figure
-    for the class, its figures in `more`, every verdict for the teacher; the translators' gain beside the paper's)."""
+    translators'), read from pretrained/race when the step is built (macaron.studies.zoo and translation_race: one
+    sentence with no figure for the class, its figures in `more`, every verdict for the teacher; the translators'
+    gain beside the paper's)."""
     s = LESSON[k - 1]
     text = s.say + s.note
     if "{race}" not in text and "{translation}" not in text:

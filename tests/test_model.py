@@ -107,6 +107,9 @@ def test_batch_with_padding_matches_single(attention):
     assert np.abs(ta.states - sa.states).max() < 1e-5 and np.abs(tb.states - sb.states).max() < 1e-5
     diffusion = [m for m in tb.mixing if m is not None][0]
     assert diffusion.shape == (4, 3, 3) and np.allclose(diffusion.sum(-1), 1, atol=1e-5)
+    if attention == "dot":  # an empty batch is bad input, said as such
+        with pytest.raises(InputError, match="empty batch"):
+            model.encode([])
 
 
 @pytest.mark.parametrize("dtype, tol", [(torch.float32, 1e-4), (torch.bfloat16, 0.05)])

@@ -1158,7 +1158,7 @@ def test_milestones_list_and_load_every_stage(tiny, tmp_path, monkeypatch):
     (folder / "training.json").unlink()
     (own,) = macaron.milestones(folder)
     assert (own.name, own.folder, own.tokens, own.step) == ("tiny", folder, None, None)
-    assert str(own) == "tiny (its training not recorded)"
+    assert str(own) == "tiny (its training not recorded)" and own.label() == "tiny"
     assert macaron.load(folder, device="cpu", at=0).milestone == own  # at= has one stage to take
 
 

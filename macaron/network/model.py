@@ -380,16 +380,23 @@ class Model(nn.Module):
             ids = token_ids.to(self.device)
             return ids, ids != self.config.pad_id, False
         single = is_id_list(token_ids)
-        rows = [torch.tensor(self.reader.ids(r)[0], dtype=torch.long) for r in ([token_ids] if single else token_ids)]
-        ids = pad_sequence(rows, batch_first=True, padding_value=self.config.pad_id)
-        attention_mask = torch.arange(ids.shape[1]) < torch.tensor([len(r) for r in rows])[:, None]
-        # no mask lets SDPA take its fastest kernel
-        attention_mask = None if bool(attention_mask.all()) else attention_mask.to(self.device)
-        return ids.to(self.device), attention_mask, single
+        ids, attention_mask = padded([self.reader.ids(r)[0] for r in ([token_ids] if single else token_ids)],
+                                     self.config.pad_id)
+        return ids.to(self.device), None if attention_mask is None else attention_mask.to(self.device), single
 
     def num_parameters(self) -> int:
         """Every weight counted once (tied embeddings once)."""
         return sum(p.numel() for p in self.parameters())
+
+
+def padded(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Rows of ids as one [B, T] tensor padded with pad_id, and the attention mask [B, T] (True on real tokens), None
+    when no row needs padding: no mask lets SDPA take its fastest kernel."""
+    if not rows:
+        raise InputError("nothing to read: an empty batch of sentences")
+    ids = pad_sequence([torch.tensor(r, dtype=torch.long) for r in rows], batch_first=True, padding_value=pad_id)
+    mask = torch.arange(ids.shape[1]) < torch.tensor([len(r) for r in rows])[:, None]
+    return ids, None if bool(mask.all()) else mask
 
 
 def recorded_trajectories(rows: Sequence[Row], texts: Sequence[str], record: list[Intermediate], final: torch.Tensor,

@@ -26,7 +26,7 @@ def learning(stages: Sequence[Stage], curve: dict, height: int = 620) -> go.Figu
     loss rises when the other words are shuffled), and the sentence measured at each stage. Each stage is a
     dotted vertical line named at the top; its held-out figures are the dots on the curves."""
     millions = np.asarray(curve["tokens"], dtype=np.float64) / 1e6
-    at = [s.milestone.tokens / 1e6 for s in stages]
+    at = [np.nan if s.milestone.tokens is None else s.milestone.tokens / 1e6 for s in stages]  # None: not recorded
     names = [esc(s.milestone.name) for s in stages]
     ytitle, values = _sentence_row(stages)
     data = []

@@ -155,12 +155,6 @@ def still_html(fig, div_id: str) -> str:
                                                                staticPlot=True))
 
 
-def stage_label(m: Milestone) -> str:
-    size = f"{m.tokens / 1e6:.1f} M tokens" if m.tokens >= 100_000 else f"{m.tokens:,} tokens"
-    effect = "" if m.context_effect is None else f" · context effect {m.context_effect:+.2f} nats"
-    return f"{m.name} · {size}{effect}"
-
-
 def _frame(print_at, n_frames: int) -> int:
     return n_frames - 1 if print_at == "last" else int(print_at)
 
@@ -503,7 +497,7 @@ def _stages_html(ms: Models, k: int, step: lesson.LessonStep, view: dict, font: 
         panel, traj, model = particles_panel(ms, folder, view["s"], view, step, f"fig-{k}-{i}", font, stage=s.name)
         words, lens = guesses_html(model, traj)
         lens_fig = figure_html(logit_lens(lens, traj), f"lens-{k}-{i}") if lens else ""
-        label = stage_label(s) if len(stages) > 1 else (model.config.name or folder.name)
+        label = s.label() if len(stages) > 1 else (model.config.name or folder.name)
         buttons.append(f"<button type='button' data-stage='{i}' aria-pressed='{str(s.name == first).lower()}' "
                        f"onclick='lessonStage(this)'>{html.escape(s.name)}</button>")
         classes = "stage" + (" shown" if s.name == first else "") + (" print" if s.name in printed else "")

@@ -59,6 +59,15 @@ class Milestone:
             return f"{self.name} (its training not recorded{figures})"
         return f"{self.name} (step {self.step:,}, {self.tokens:,} tokens{figures})"
 
+    def label(self) -> str:
+        """How a stage picker names it: 'rise · 5.8 M tokens · context effect +2.16 nats' (its name alone when its
+        training is not recorded)."""
+        if self.tokens is None:
+            return self.name
+        size = f"{self.tokens / 1e6:.1f} M tokens" if self.tokens >= 100_000 else f"{self.tokens:,} tokens"
+        effect = "" if self.context_effect is None else f" · context effect {self.context_effect:+.2f} nats"
+        return f"{self.name} · {size}{effect}"
+
 
 def param_checksum(model: torch.nn.Module) -> str:
     """SHA-256 of a model's weights as float32, in name order: the same bytes give the same value anywhere."""

@@ -69,7 +69,7 @@ def measure_stage(model, text: str, uses: tuple[str, str, str] | None = None, k:
     guesses = ()
     if MASK_TOKEN in traj.tokens:
         guesses = tuple(model.logit_lens(traj, traj.tokens.index(MASK_TOKEN), k=k)[-1])
-    stage = getattr(model, "milestone", None) or Milestone(model.config.name, 0, 0, None, None, None, None)
+    stage = getattr(model, "milestone", None) or Milestone(model.config.name, None, None, None, None, None, None)
     top = int(np.argmax(m.leaders))
     return Stage(milestone=stage, clusters=float(m.clusters[-1]), rank_one=float(m.rank_one[-1]),
                  mean_cosine=float(m.mean_cosine[-1]), leader=(m.tokens[top], float(m.leaders[top])),

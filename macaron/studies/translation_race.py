@@ -36,9 +36,9 @@ def paired_bootstrap(a: tuple, b: tuple, refs: tuple) -> dict:
 
 def difference(race: list[zoo.RaceRun], a: str, b: str, refs: list[str] | None = None) -> dict | None:
     """b's gain over a, paired by seed among translators of one budget: BLEU(b) − BLEU(a) and chrF's, and the dev loss
-    as the masked LM's, loss(a) − loss(b): > 0 says b is the better in all three, as in `difference`. The mean gain in
-    BLEU over seeds with its 95 % t-interval (two seeds or more), and where the references are given each seed's own
-    with the p of sacreBLEU's paired bootstrap on the test set. None when no seed trained both."""
+    as the masked LM's, loss(a) − loss(b): > 0 says b is the better in all three, as in `zoo.difference`. The mean
+    gain in BLEU over seeds with its 95 % t-interval (two seeds or more), and where the references are given each
+    seed's own with the p of sacreBLEU's paired bootstrap on the test set. None when no seed trained both."""
     pairs = zoo.paired(race, a, b)
     if not pairs:
         return None
