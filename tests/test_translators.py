@@ -280,6 +280,18 @@ def test_a_published_race_is_read_by_zoo_with_paired_bootstraps(folder, straight
     assert perfect["p_bleu"] < 0.05  # the references themselves: clearly better
     table = bleu_race.markdown(zoo.runs(race.parent, task="translation"), race.parent)
     assert f"| {runs['strang']['bleu']:.2f} |" in table and "Strang–Marchuk over Lie–Trotter" in table
+    # a seed that went on from a milestone's weights (a new machine) says so beside the finding, as its condition
+    def went_on(name: str, rewarm: int) -> None:
+        path = race / "seed-0" / name / "training.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()),
+                                    "warm_starts": [{"step": 1000, "tokens": 5, "rewarm": [1000, rewarm]}]}))
+
+    went_on("transformer-es-en", 200)
+    went_on("macaron-es-en", 200)
+    said = "seed 0 went on from its step-1,000 weights with fresh optimizers and 200 steps of re-warm-up"
+    assert f"{said}, every scheme alike" in bleu_race.finding(zoo.runs(race.parent, task="translation"))
+    went_on("macaron-es-en", 100)
+    assert "not every scheme alike" in bleu_race.finding(zoo.runs(race.parent, task="translation"))
 
 
 def learned(name: str, w: torch.Tensor, d: int = 32) -> torch.Tensor:

@@ -67,10 +67,11 @@ class RaceRun:
     bleu: float | None = None   # a translator's test BLEU and chrF (sacreBLEU, beam 5)
     chrf: float | None = None
     hypotheses: list = field(default_factory=list, repr=False)     # a translator's test translations
+    went_on: tuple | None = None  # (step, re-warm-up steps): it went on from that step's weights, fresh optimizers
 
     def summary(self) -> dict:
         kept_out = {"name", "recipe", "curve", "seq_loss", "seq_targets", "hypotheses"} | (
-            {"bleu", "chrf"} if self.task == "mlm" else {"context_effect", "plateau_step", "shared", "tied_halves"})
+            {"bleu", "chrf", "went_on"} if self.task == "mlm" else {"context_effect", "plateau_step", "shared", "tied_halves"})
         return {k: v for k, v in asdict(self).items() if k not in kept_out}
 
 
@@ -110,7 +111,8 @@ def read_translator(folder: Path, facts: dict) -> RaceRun:
                        False, cfg.get("name", folder.name),
                        f"{enc['n_layers']} + {dec['n_layers']} × {enc['d_model']}, {enc['norm']}-LN, Tatoeba es→en",
                        curve, task="translation", bleu=float(final["bleu"]), chrf=float(final["chrf"]),
-                       hypotheses=hypotheses)
+                       hypotheses=hypotheses, went_on=next(((w["step"], w["rewarm"][1])
+                                                                for w in facts.get("warm_starts", [])), None))
     except (KeyError, TypeError, ValueError, OSError) as e:
         raise CheckpointError(f"{folder / FACTS}: not a finished translator's facts ({type(e).__name__}: {e})"
                               ) from None
