@@ -78,6 +78,7 @@ def plot_data(page, index: int = 0) -> str:
 
 DRAWN = """() => {  // what the first figure shows now: its title and the matrix caption, as drawn
     const g = document.querySelector('.js-plotly-plot');
+    if (!g) return ['', ''];  // none on the page yet (a new page, a step of the lesson, is drawing)
     const title = g.querySelector('.gtitle');
     const notes = Array.from(g.querySelectorAll('.annotation-text')).map(e => e.textContent);
     return [title ? title.textContent : '', notes.find(n => n.startsWith('who pulls whom')) || ''];
