@@ -49,6 +49,7 @@ EXTRA = [  # presenter mode and a lesson step on the classroom screen; the lab's
     ("lab-race", "/lab#4 · The race", None, (1920, 1080)),
     ("lab-race-gaps", "/lab#Does the split FFN", None, (1280, 720)),  # the gap along training, every budget
     ("lesson-7", "/translate?lesson=7", 2500, (1280, 720)),  # two particle systems, played from the cross-attention
+    ("lesson-8", "/?lesson=8", 2500, (1280, 720)),  # what if: diffusion off, the altered paths over their ghosts
 ]
 
 
