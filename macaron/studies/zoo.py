@@ -71,7 +71,8 @@ class RaceRun:
 
     def summary(self) -> dict:
         kept_out = {"name", "recipe", "curve", "seq_loss", "seq_targets", "hypotheses"} | (
-            {"bleu", "chrf", "went_on"} if self.task == "mlm" else {"context_effect", "plateau_step", "shared", "tied_halves"})
+            {"bleu", "chrf", "went_on"} if self.task == "mlm" else
+            {"context_effect", "plateau_step", "shared", "tied_halves"})
         return {k: v for k, v in asdict(self).items() if k not in kept_out}
 
 
