@@ -127,8 +127,12 @@ def not_drawn(prefix: str, keep: tuple[str, ...] = ()) -> None:
 
 
 def kept_kind(prefix: str, offer: Offer) -> None:
-    """A new choice of what to change keeps the sub-step where it can, else takes the first on offer."""
-    what, k = st.session_state[key(prefix, "what")], key(prefix, "kind")
+    """A new choice of what to change keeps the sub-step where it can, else takes the first on offer. A callback can
+    come after the run that dropped the choice (not_drawn: a lesson step opened meanwhile): then there is none to
+    keep, and the run that draws the panel gives it again."""
+    what, k = st.session_state.get(key(prefix, "what")), key(prefix, "kind")
+    if what is None:
+        return
     options = kinds(what, offer)
     if options and st.session_state.get(k) not in options:
         st.session_state[k] = options[0]

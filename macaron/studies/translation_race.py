@@ -135,21 +135,19 @@ def _asked(diffs: list[dict], a: str, b: str) -> dict | None:
 
 def gist(race: list[zoo.RaceRun]) -> str:
     """finding in one sentence for the teacher's note (lesson steps 5 and 7): Macaron's BLEU gain with its interval
-    and the paper's, then what test BLEU and dev loss say of the split FFN and of the order; "" as finding."""
+    and the paper's, then what test BLEU says of the split FFN and of the order (dev loss: `finding`); "" as
+    finding."""
     if (found := _first_budget(race)) is None:
         return ""
-    recipe, gains, losses = found
+    recipe, gains, _ = found
     d = gains[0]
     shown = {"none": "not shown", "b": "Macaron the better", "a": "the Transformer the better"}.get(zoo.outcome(d), "")
     split, order = _asked(gains, zoo.BASELINE, zoo.CONTROL), _asked(gains, zoo.CONTROL, zoo.REFERENCE)
     bleu = "; ".join(f"{get_scheme(t['b']).short} over {get_scheme(t['a']).short} {zoo.signed(t['mean'], 2)} "
                      f"{zoo.interval(t['t95'], 2)}" for t in (split, order) if t)
-    loss = "; ".join(f"{zoo.label(t)} {zoo.signed(t['mean'])} {zoo.interval(t['t95'])}"
-                     for t in (_asked(losses, zoo.BASELINE, zoo.CONTROL), _asked(losses, zoo.CONTROL, zoo.REFERENCE))
-                     if t)
     again = (": the split FFN, not the order, as in the masked-LM race" if split and order and zoo.outcome(split) == "b"
              and zoo.outcome(order) == "none" else "")
     return (f"As translators ({recipe}, {zoo.millions(d['budget'])} target tokens, {d['seeds']} seed"
             f"{'s' if d['seeds'] > 1 else ''}): Macaron − Transformer {zoo.signed(d['mean'], 2)} test BLEU "
-            f"{zoo.interval(d['t95'], 2)}{', ' + shown if shown else ''} (the paper: +1.0 on IWSLT14); gains in test "
-            f"BLEU, {bleu}{again}; in dev loss, nats a target token, {loss}.")
+            f"{zoo.interval(d['t95'], 2)}{', ' + shown if shown else ''} (the paper: +1.0 on IWSLT14); of it, "
+            f"{bleu}{again}.")
