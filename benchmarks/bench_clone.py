@@ -1,9 +1,10 @@
 """From a clone to the first page (issue 77, item 6): the README's first command, `make app`, timed on a clean
 clone of this repository (its committed HEAD) with a new venv, until the Particles page has drawn its first figure
 in Chromium; then the next visitor's first figure on the same server. Run it on an idle machine: it times the
-install too.
+install too. `--revs 1e4a90d HEAD` times each commit in turn, side by side (1e4a90d: the last whose `make app`
+installed the test tools and the peers as well).
 
-  clone           git clone --depth 1 of this repository (from disk: no network time in it)
+  clone           a shallow clone (depth 1) of the commit, from disk: no network time in it
   make setup      the venv and `pip install -r requirements.txt` (the library and the app only; PyPI for all
                   but torch, which pip takes from this machine's disk)
   first figure    `make app` started → its server answers → the first figure drawn for the first visitor
@@ -11,7 +12,8 @@ install too.
 
 Writes the "From a clone to the first page" section of benchmarks/RESULTS.md.
 
-Usage: python benchmarks/bench_clone.py [--keep]   (needs /usr/bin/chromium and Playwright: `make setup-test`)
+Usage: python benchmarks/bench_clone.py [--revs REV ...] [--keep]
+(needs /usr/bin/chromium and Playwright: `make setup-test`)
 """
 from __future__ import annotations
 
@@ -114,15 +116,23 @@ def serve_and_open(clone: Path) -> tuple[float, float, float]:
             browser.close()
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--keep", action="store_true", help="keep the clone (its path is printed)")
-    args = ap.parse_args()
-    load = os.getloadavg()[0]
+def shallow_clone(rev: str, clone: Path) -> float:
+    """Seconds to fetch `rev` alone (depth 1) into a new repository at `clone` and check it out."""
+    sha = subprocess.run(["git", "rev-parse", rev], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    clone.mkdir(parents=True)
+    t = time.perf_counter()
+    for cmd in (["git", "init", "-q"], ["git", "fetch", "-q", "--depth", "1", f"file://{ROOT}", sha],
+                ["git", "checkout", "-q", "FETCH_HEAD"]):
+        subprocess.run(cmd, cwd=clone, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def measured(rev: str, keep: bool) -> dict:
+    """The clone, set-up and first-figure times of `rev` (seconds), with the size of its venv (MB)."""
     work = Path(tempfile.mkdtemp(prefix="macaron-clone-"))
     clone = work / "macaron-explorer"
     try:
-        cloned = timed(["git", "clone", "-q", "--depth", "1", f"file://{ROOT}", str(clone)], work)
+        cloned = shallow_clone(rev, clone)
         setup = timed(["make", "setup"], clone)
         venv = sum(f.stat().st_size for f in (clone / ".venv").rglob("*") if f.is_file()) / 1e6
         versions = subprocess.run([str(clone / ".venv" / "bin" / "python"), "-c", "import platform, torch; "
@@ -130,20 +140,42 @@ def main() -> None:
                                   capture_output=True, text=True, check=True).stdout.split()
         answers, first, following = serve_and_open(clone)
     finally:
-        if args.keep:
-            print(f"the clone: {clone}")
+        if keep:
+            print(f"the clone of {rev}: {clone}")
         else:
             shutil.rmtree(work, ignore_errors=True)
-    rows = [("git clone --depth 1 (from disk)", cloned), ("make setup: a new venv, requirements.txt", setup),
-            ("make app → its server answers", answers), ("make app → the first figure drawn", first),
-            ("the next visitor: the address opened → the first figure drawn", following)]
-    table = "\n".join(["| step | s |", "|---|---|"] + [f"| {what} | {s:.1f} |" for what, s in rows])
+    return dict(clone=cloned, setup=setup, answers=answers, first=first, following=following, venv=venv,
+                versions=versions)
+
+
+def short(rev: str) -> str:
+    return subprocess.run(["git", "rev-parse", "--short", rev], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+ROWS = [("clone", "a shallow clone (from disk)"), ("setup", "make setup: a new venv, requirements.txt"),
+        ("answers", "make app → its server answers"), ("first", "make app → the first figure drawn"),
+        ("following", "the next visitor: the address opened → the first figure drawn")]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--revs", nargs="+", default=["HEAD"], help="the commits to time, in turn (default: HEAD)")
+    ap.add_argument("--keep", action="store_true", help="keep the clones (their paths are printed)")
+    args = ap.parse_args()
+    load = os.getloadavg()[0]
+    runs = {rev: measured(rev, args.keep) for rev in args.revs}
+    names = [f"{rev} ({short(rev)})" if rev == "HEAD" else rev for rev in args.revs]
+    rows = [f"| {what} | " + " | ".join(f"{r[k]:.1f}" for r in runs.values()) + " |" for k, what in ROWS]
+    rows += ["| **clone to the first figure** | " + " | ".join(f"**{r['clone'] + r['setup'] + r['first']:.0f}**"
+                                                          for r in runs.values()) + " |",
+             "| the venv, MB | " + " | ".join(f"{r['venv']:,.0f}" for r in runs.values()) + " |"]
+    head = ["| step (s) | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    versions = next(iter(runs.values()))["versions"]
     body = (f"{date.today()}, CPU {platform.processor() or platform.machine()} ({cpu_kind()}, {os.cpu_count()} cores "
-            f"visible), torch {versions[0]}, Python {versions[1]} (the clone's venv); 1-minute load average "
-            f"{load:.2f} before. A clean clone of this repository's committed HEAD with a new venv ({venv:,.0f} MB "
-            f"installed), the app as shipped (no environment variable), Chromium headless at 1280×720. Clone to first "
-            f"figure: "
-            f"**{cloned + setup + first:.0f} s**.\n\n{table}")
+            f"visible), torch {versions[0]}, Python {versions[1]} (the clones' venvs); 1-minute load average "
+            f"{load:.2f} before. Each commit a clean shallow clone with a new venv, the app as shipped (no environment "
+            f"variable), Chromium headless at 1280×720; the commits timed in turn.\n\n" + "\n".join(head + rows))
     write_section("From a clone to the first page", body)
     print(body)
 
