@@ -8,12 +8,29 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
 SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[PAD]", "</s>", "<pad>")  # </s>: fairseq's end and start; <pad>: Marian's start
 MASK_TOKEN = "[MASK]"  # where a person types a word to be guessed (a decoder reads it as the place of its next word)
+
+
+def brief(obj) -> str:
+    """A dataclass in a line or two: arrays by shape and dtype, lists by length, long values cut, so that a
+    notebook cell ending in a trajectory (or an analysis result) echoes what it holds, not every number."""
+    def said(v) -> str:
+        if isinstance(v, np.ndarray):
+            return np.array2string(v, precision=4, separator=", ") if v.size <= 4 else f"array{list(v.shape)} {v.dtype}"
+        if isinstance(v, float):
+            return f"{v:.4g}"
+        if isinstance(v, list) and v and not isinstance(v[0], str):
+            return f"[{len(v)} × {type(v[0]).__name__}]"
+        r = repr(v)
+        if len(r) <= 72:
+            return r
+        return r[:70] + (f"…] ({len(v)})" if isinstance(v, list) else f"… ({len(v)})" if isinstance(v, dict) else "…")
+    return f"{type(obj).__name__}(" + ", ".join(f"{f.name}={said(getattr(obj, f.name))}" for f in fields(obj)) + ")"
 
 
 @dataclass(frozen=True)
@@ -36,8 +53,10 @@ class Trajectory:
     (with its position signal) first, then the residual stream after every sub-step; `steps`, one `Step` per sub-step
     (layer, kind, fraction h, the time reached, a label); `mixing`, per sub-step the attention weights [heads, T, T]
     of a diffusion (a cross-attention's [heads, T, S]: target rows, source columns), None for a convection; `final`,
-    the model's output [n_tokens, d] after any final norm; `meta`, what labels a plot (model name, scheme, norm,
-    attention, position, device, causal, and `interventions` where some were made); `text`, the text traced;
+    the model's output [n_tokens, d] after any final norm; `meta`, how it was computed (model name, scheme, norm,
+    attention, position, d_model, n_layers, n_heads, `step`: the training step of the weights, None where not
+    recorded, device, causal; `program` and `interventions` where given, `reading` where the tokenizer notes how it
+    read the text); `text`, the text traced;
     `truncated`, the tokens dropped to fit the model's positions; `guess_at`, the row the model's head answers (an
     encoder's first [MASK], a decoder's last token or the one before its [MASK]), None where there is none.
 
@@ -53,13 +72,15 @@ class Trajectory:
     mixing: list[np.ndarray | None]     # per sub-step: [heads, T, T] for diffusion, None for convection, and for a
                                         # decoder's cross-attention [heads, T, S]: target rows, source columns
     final: np.ndarray                   # [n_tokens, d]: the model's output (after any final norm)
-    meta: dict = field(default_factory=dict)  # model name, scheme, norm, attention, position, device, ...
+    meta: dict = field(default_factory=dict)  # how it was computed: model name, scheme, sizes, device, ...
     text: str = ""                      # the text traced ("" for token ids)
     truncated: int = 0                  # tokens dropped to fit the token limit ([SEP] stays last)
     # Where the model's head answers the sentence: an encoder's first [MASK] (the word there); a decoder's token
     # before where [MASK] was typed (the word after it, read from the words before), else its last token (the
     # word after the sentence). None: no head, or no [MASK] for an encoder to guess.
     guess_at: int | None = None
+
+    __repr__ = brief
 
     @property
     def causal(self) -> bool:

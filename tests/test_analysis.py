@@ -144,6 +144,19 @@ def test_procrustes_of_a_rotated_copy_is_exact(synthetic):
         analysis.procrustes(a, synthetic(tokens=["[CLS]", "x", "[SEP]"]))
 
 
+def test_cka_and_procrustes_refuse_other_tokens_and_show_both(synthetic):
+    """As many particles, other words (another sentence, or another tokenizer's split): no number, a message."""
+    a = synthetic("transformer")
+    b = synthetic("macaron", tokens=["other" if t == a.tokens[1] else t for t in a.tokens])
+    assert len(a.tokens) == len(b.tokens) and a.tokens != b.tokens
+    for compare, what in ((analysis.cka, "CKA"), (analysis.procrustes, "Procrustes")):
+        with pytest.raises(macaron.InputError, match=what) as refused:
+            compare(a, b)
+        said = str(refused.value)
+        assert " ".join(a.tokens) in said and " ".join(b.tokens) in said and "split alike" in said
+    assert analysis.cka(a, synthetic("transformer", tokens=a.tokens, seed=1)).shape == (len(a.states), len(a.states))
+
+
 def test_procrustes_residuals_stay_in_zero_to_one_whatever_the_scale(synthetic):
     a, b = synthetic("transformer", seed=1), synthetic("macaron", seed=2)
     a.states[0] *= 1e-3  # an embedding ~100× smaller than the layers after it, as in trained models
@@ -190,3 +203,12 @@ def test_attribution_explains_the_mask_guess(models_dir):
     assert "log-probability" in att.target and f"position {traj.tokens.index('[MASK]')}" in att.target
     norm = analysis.attribute(model, traj, position=1, what="norm")
     assert "norm of the final state of token 1" in norm.target
+
+
+def test_a_notebook_echo_says_what_a_result_holds_not_every_number(synthetic):
+    traj = synthetic()
+    said = repr(traj)
+    assert len(said) < 500 and f"states=array{list(traj.states.shape)} float32" in said
+    assert f"steps=[{len(traj.steps)} × Step]" in said and "'bank'" in said
+    aligned = repr(analysis.procrustes(traj, synthetic(seed=2)))
+    assert len(aligned) < 800 and "residual=" in aligned and "layer_residuals=[" in aligned

@@ -324,6 +324,19 @@ def test_traced_program_labels_and_clock():
     assert traj.meta["program"][-1] == [1, [[0, 1.0, 2], [1, 1.0, 2]]]
 
 
+@pytest.mark.parametrize("program, said", [
+    ("macaron", "a program is"),                  # a scheme's name where the data goes
+    (((0, ((0, 1.0, 1),)), (7, ((0, 1.0, 1),))), "layer 7: this model's layers are 0 to 1"),
+    (((0, ((5, 1.0, 1),)),), "sub-steps 0 to 1"),
+    (((0, ((0, 1.0, 0),)),), "at least one Euler move"),
+])
+def test_a_program_that_cannot_run_is_refused_with_its_shape(program, said):
+    from macaron import InputError
+
+    with pytest.raises(InputError, match=said):
+        tiny("transformer", n_layers=2).trace([2, 5, 6, 3], program=program)
+
+
 def test_standard_experiments_and_their_results(tokenizer):
     model = tiny("transformer", tokenizer)
     exps = D.standard_experiments(model, refine=(2,), extend=(1,))

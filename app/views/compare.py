@@ -138,7 +138,7 @@ def trace(mode, picks, stages, texts, url, view, hide, labels, trail, normalised
         projs = cache.project_together(picks[0][1], texts[0], texts[1], normalised, hide)
         colors = None  # one model: the two lines are told apart by dash and marker, in greys
         share = True
-    same_tokens = mode == "models" and ta.tokens == tb.tokens
+    same_tokens = mode == "models" and analysis.same_tokens(ta, tb)
     if view == "overlay" and not same_tokens:
         view = url["view"] = "side"
     return models, trajs, names_ab, colors, projs, share, same_tokens, view

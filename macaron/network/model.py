@@ -313,7 +313,8 @@ class Model(nn.Module):
         lists) gives one Trajectory each, in order, computed in padded batches (see iter_trace).
         Text is cut to `max_tokens` (and the model's limit) with [SEP] kept last; `Trajectory.truncated` says how
         many tokens were dropped. Token ids are traced as given. `program`: the layers' operators in another
-        arrangement (see forward). `interventions`: what to change as it runs (macaron.interventions).
+        arrangement, data shaped as Model.program() returns (e.g. macaron.dynamics.refined(model.program(), 2):
+        each sub-step in two Euler moves). `interventions`: what to change as it runs (macaron.interventions).
         """
         single = isinstance(text_or_ids, str) or is_id_list(text_or_ids)
         items = [text_or_ids] if single else list(text_or_ids)
@@ -350,7 +351,7 @@ class Model(nn.Module):
         """One Step per sub-step of the program (a Trajectory's steps); the clock counts program entries, so a
         repeated layer continues the time after the last one."""
         steps = []
-        for p, (i, plan) in enumerate(self.program() if program is None else program):
+        for p, (i, plan) in enumerate(checked_program(self, program)):
             subs = [Sub(self.layers[i].scheme[k].kind, h) for k, h, _ in plan]
             again = "" if i == p else f" · layer {i + 1}'s operators"
             steps += [Step(layer=p, kind=s.kind, fraction=s.fraction, time=p + t,
@@ -387,6 +388,27 @@ class Model(nn.Module):
     def num_parameters(self) -> int:
         """Every weight counted once (tied embeddings once)."""
         return sum(p.numel() for p in self.parameters())
+
+
+PROGRAM_SHAPE = "((layer index, ((sub-step index, fraction, Euler moves), ...)), ...), as Model.program() returns"
+
+
+def checked_program(model: Model, program) -> tuple:
+    """`program`, or the model's own when None; an InputError says why one given cannot run on `model`."""
+    if program is None:
+        return model.program()
+    try:
+        entries = tuple((int(i), tuple((int(k), float(h), int(n)) for k, h, n in plan)) for i, plan in program)
+    except (TypeError, ValueError):
+        raise InputError(f"a program is {PROGRAM_SHAPE}; {program!r:.80} is not") from None
+    for i, plan in entries:
+        if not 0 <= i < len(model.layers):
+            raise InputError(f"the program names layer {i}: this model's layers are 0 to {len(model.layers) - 1}")
+        subs = len(model.layers[i].scheme)
+        if any(not 0 <= k < subs or n < 1 for k, _, n in plan):
+            raise InputError(f"the program's plan for layer {i}, {plan}, needs sub-steps 0 to {subs - 1} and at "
+                             f"least one Euler move each ({PROGRAM_SHAPE})")
+    return entries
 
 
 def padded(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor | None]:

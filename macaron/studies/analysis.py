@@ -11,8 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import orthogonal_procrustes
 
+from ..network.reading import InputError
 from ..schemes import CONVECTION
-from ..trajectory import MASK_TOKEN, SPECIAL_TOKENS, Trajectory  # noqa: F401  (the pages read them here)
+from ..trajectory import MASK_TOKEN, SPECIAL_TOKENS, Trajectory, brief  # noqa: F401  (the pages read them here)
 
 
 # ---- which particles to show --------------------------------------------------------------
@@ -30,6 +31,19 @@ def standardise(states: np.ndarray, eps: float = 1e-5) -> np.ndarray:
     return (x - mu) / np.sqrt(var + eps)
 
 
+def same_tokens(traj_a: Trajectory, traj_b: Trajectory) -> bool:
+    """Whether the two trajectories hold the same tokens: their particles can be matched one to one."""
+    return traj_a.tokens == traj_b.tokens
+
+
+def matched(traj_a: Trajectory, traj_b: Trajectory, what: str) -> None:
+    """Refuses two trajectories whose particles cannot be matched one to one (`what` compares them so)."""
+    if not same_tokens(traj_a, traj_b):
+        raise InputError(f"{what} matches particle to particle, but the two models split the sentence into different "
+                         f"tokens:\n  A: {' '.join(traj_a.tokens)}\n  B: {' '.join(traj_b.tokens)}\nPick a sentence "
+                         "both vocabularies split alike (every word one token in both).")
+
+
 def kept_states(traj: Trajectory, normalised: bool = False, keep: np.ndarray | None = None) -> np.ndarray:
     """[S, T_kept, d]: the states to measure, raw or standardised, of the kept particles."""
     x = standardise(traj.states) if normalised else traj.states
@@ -44,11 +58,16 @@ def diffusion_steps(traj: Trajectory) -> list[int]:
 # ---- PCA with signs that do not flip ----------------------------------------------------------
 @dataclass
 class Projection:
+    """A PCA of a trajectory's states (project): the kept particles' coordinates in the principal axes.
+    `transform` maps other states [.., d] into the same axes; `keep` says which particles were kept."""
+
     coords: np.ndarray      # [S, T_kept, k]: every state of the kept particles in the principal axes
     explained: np.ndarray   # [k]: share of the variance each axis explains
     components: np.ndarray  # [k, d]: unit axes, largest-|loading| entry positive
     mean: np.ndarray        # [d]
     keep: np.ndarray | None = None  # [T] bool: the particles projected (None: all)
+
+    __repr__ = brief
 
     def transform(self, x: np.ndarray) -> np.ndarray:
         return (np.asarray(x, dtype=np.float64) - self.mean) @ self.components.T
@@ -103,7 +122,9 @@ def pca_project(states: np.ndarray, k: int = 2, keep: np.ndarray | None = None) 
 
 
 def project(traj: Trajectory, k: int = 2, normalised: bool = False, hide_special: bool = True) -> Projection:
-    """The particles view: one PCA of all the trajectory's states, [CLS] and [SEP] left out if asked."""
+    """The particles view: one PCA of all the trajectory's states (every sub-step, every kept token), `k` axes.
+    [CLS] and [SEP] (any special token) are left out unless hide_special=False: they sit far from the words and
+    would take the first axis; `normalised` standardises each token as LayerNorm does before the PCA."""
     keep = keep_mask(traj.tokens, hide_special)
     return pca_project(kept_states(traj, normalised), k, keep)
 
@@ -111,7 +132,8 @@ def project(traj: Trajectory, k: int = 2, normalised: bool = False, hide_special
 def project_together(*trajs: Trajectory, k: int = 2, normalised: bool = False,
                      hide_special: bool = True) -> tuple[Projection, ...]:
     """One PCA fitted on the states of several trajectories (two sentences of one model, one sentence at
-    every stage of a model's training): shared axes, so the frame stays when the view switches between them."""
+    every stage of a model's training): shared axes, so the frame stays when the view switches between them.
+    Special tokens left out unless hide_special=False, as in project."""
     keeps = [keep_mask(t.tokens, hide_special) for t in trajs]
     kept = [kept_states(t, normalised, keep) for t, keep in zip(trajs, keeps)]
     comps, ratio, mean = pca_fit(np.concatenate([x.reshape(-1, x.shape[-1]) for x in kept]), k)
@@ -129,6 +151,8 @@ class Alignment:
     mean_b: np.ndarray
     norm_a: float
     norm_b: float
+
+    __repr__ = brief
 
     def apply(self, b: np.ndarray) -> np.ndarray:
         """Map points of B [..., d_b] into A's space [..., d_a]."""
@@ -177,6 +201,8 @@ class Procrustes:
     layer_times: np.ndarray      # [L + 1]: the layer boundaries both trajectories share
     layer_residuals: np.ndarray  # [L + 1]: the residual there, in [0, 1] like the overall one
 
+    __repr__ = brief
+
     @property
     def residual(self) -> float:
         return self.alignment.residual
@@ -199,9 +225,11 @@ def procrustes(traj_a: Trajectory, traj_b: Trajectory, normalised: bool = False,
 
     Residuals are 1 − (Σσ)² (overall) and 1 − ⟨A_l, B_l R⟩² per boundary, on those unit shapes:
     0 = the same shape up to the rotation and a scale, 1 = orthogonal (Aᵀ B = 0); unrelated clouds fall
-    in between, and can come near 0 when there are more dimensions than tokens."""
-    if traj_a.tokens != traj_b.tokens:
-        raise ValueError("Procrustes matches particle to particle: the two trajectories hold different tokens")
+    in between, and can come near 0 when there are more dimensions than tokens.
+
+    Both models must split the sentence into the same tokens (else an InputError that shows both); special tokens
+    are left out unless hide_special=False."""
+    matched(traj_a, traj_b, "Procrustes")
     keep = keep_mask(traj_a.tokens, hide_special)
     sa = kept_states(traj_a, normalised, keep).astype(np.float64)
     sb = kept_states(traj_b, normalised, keep).astype(np.float64)
@@ -259,7 +287,10 @@ def linear_cka(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def cka(traj_a: Trajectory, traj_b: Trajectory, normalised: bool = False, hide_special: bool = True) -> np.ndarray:
-    """[Sa, Sb]: linear CKA between every state of A and of B (the same tokens in both)."""
+    """[Sa, Sb]: linear CKA between every state of A and of B: the same sentence through two models, which must
+    split it into the same tokens (else an InputError that shows both). Special tokens are left out unless
+    hide_special=False; `normalised` standardises each token first."""
+    matched(traj_a, traj_b, "CKA")
     keeps = [keep_mask(t.tokens, hide_special) for t in (traj_a, traj_b)]
     return linear_cka_matrix(kept_states(traj_a, normalised, keeps[0]), kept_states(traj_b, normalised, keeps[1]))
 
@@ -336,6 +367,8 @@ class MoveShares:
     particles: int           # particles averaged over (all sentences together)
     sentences: int
 
+    __repr__ = brief
+
 
 def move_shares(trajs: list[Trajectory], normalised: bool = False, hide_special: bool = True) -> MoveShares:
     """MoveShares of one system over trajectories of one model (e.g. a decoder's: its self-attention,
@@ -388,6 +421,8 @@ class Attribution:
     scores: np.ndarray   # [T]: contribution of each token's embedding (summed over d)
     target: str          # what was explained, in words
     delta: float         # completeness gap |Σ scores − (f(x) − f(baseline))|
+
+    __repr__ = brief
 
 
 def attribute(model, traj: Trajectory, position: int | None = None, n_steps: int = 24,
