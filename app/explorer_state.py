@@ -53,6 +53,8 @@ STAGES_SAID = (
     "are shuffled among themselves (masked words, [CLS] and [SEP] stay in place): the loss so shuffled minus the "
     "loss as read, in nats per masked token.")
 
+CONTEXT_GLOSS = "*context effect*: how much worse the model guesses a masked word when the other words are shuffled"
+
 # The two views of a trajectory's states, as the switch under a particles figure names them (Particles, Translate).
 STATE_VIEWS = {True: "What the operators read", False: "Raw residual stream"}
 
@@ -341,7 +343,8 @@ def stage_picker(key: str, param: str, picks: list, stages: list[list[tuple[str,
             _, label, path = s[n.index(chosen)]
             captions.append(f"{pick[0]}: {label}" if len(picks) > 1 else label)
             out.append((f"{pick[0]} · {chosen}", path))
-        (words or st).caption((f"**{title}** · " if present else "") + "  \n".join(captions),
+        gloss = [] if present or not captions else [CONTEXT_GLOSS]  # said where the number is, not only behind ⓘ
+        (words or st).caption((f"**{title}** · " if present else "") + "  \n".join(captions + gloss),
                               help=STAGES_SAID)  # its words say what the context effect in the caption is
     return out, (chosen if chosen != options[-1] else None)
 

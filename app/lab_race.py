@@ -10,14 +10,17 @@ from macaron.schemes import SCHEMES
 from macaron.studies import translation_race as bleu_race
 from macaron.studies import zoo
 
+ANCHOR = "the-race"  # the lab's intro links here: the trained models' answer, at the page's foot
+
 
 def section_race() -> None:
-    st.header("4 · The race: is it the order?")
+    st.header("4 · The race: is it the order?", anchor=ANCHOR)
     race = zoo.runs()  # a few small files: read on each run, so a newly stored run shows at once
     st.markdown(
-        "The seed paper says Macaron is better *because* Strang's splitting is of higher order. In a stack the "
+        "Lu et al. (2019) say Macaron is better *because* Strang's splitting is of higher order. In a stack the "
         "order inside a layer acts only at the ends: six Strang layers are ½G (F ½G ½G)×5 F ½G, and six layers of "
-        "**the control**, (F ½G ½G)×6, the Transformer's order with the FFN in two halves, are the same sub-layers "
+        "**the control** (`transformer-halves-mini`), (F ½G ½G)×6, the Transformer's order with the FFN in two "
+        "halves, are the same sub-layers "
         "and parameters with one half-FFN moved from first to last. Trained on the same batches, seed by seed: "
         "**Control − Strang–Marchuk** is the order alone, **Lie–Trotter − Control** (the Transformer − the control) "
         "the split FFN alone.")

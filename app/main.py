@@ -21,7 +21,8 @@ booting = not boot.READY
 if booting:
     st.set_page_config(page_title="Macaron Explorer", page_icon=":material/scatter_plot:", layout="wide")
     starting = st.empty()
-    starting.info("Starting the explorer (once per server, a few seconds): loading PyTorch and the models, "
+    starting.info("Starting the explorer (once per server; 10–20 s on an idle 2-core machine, longer on a busy one): "
+                  "loading PyTorch and the models, "
                   "tracing a first sentence…", icon=":material/hourglass_top:")
 
 import explorer_cache as cache  # noqa: E402  (after the message: this import is the slow part)

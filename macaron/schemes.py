@@ -40,6 +40,9 @@ OPERATOR_NAME = {kind: f"{math} ({network})" for kind, (math, network) in OPERAT
 # Which operator is which, said wherever F and G are named before a page has said it
 F_AND_G = (f"**F** = {OPERATOR_NAME[DIFFUSION]}: each particle moves because of the others; "
            f"**G** = {OPERATOR_NAME[CONVECTION]}: each particle moves on its own.")
+# What a step's formula means, said under every formula of one
+PHI_SAID = ("Φ_K(h) = the flow of K for time h: solved exactly, or by one Euler step x + h·K(x) (what a residual "
+            "sub-layer does). Read right to left: Lie–Trotter runs F first.")
 # The schemes' orders and their conditions, in one paragraph (the pages that show trained layers say it)
 ORDERS_SAID = (
     "A **Transformer** layer runs the **Lie–Trotter** order (attention, then FFN); a **Macaron** layer the "

@@ -15,8 +15,8 @@ from macaron import lab, plot
 from macaron.formats.folder import CheckpointError
 from macaron.plot.lab import model_colors, slope_text
 from macaron.plot.style import SchemeStyle, scheme_name, scheme_style
-from macaron.schemes import F_AND_G, SCHEMES
-from macaron.studies import bridge, orders
+from macaron.schemes import F_AND_G, PHI_SAID, SCHEMES
+from macaron.studies import bridge, orders, zoo
 
 SYSTEMS = {
     "linear": "linear (graph diffusion + rotation)",
@@ -32,8 +32,8 @@ MAGNIFY = [1, 2, 5, 10, 20]
 state.header(
     "Splitting lab: when do Macaron's half steps help?",
     "Particles move by $\\dot x_i = F(x_i, [x_1..x_n]) + G(x_i)$, **F = diffusion** (attention), **G = convection** "
-    "(the FFN), one after the other in a step **h**. On small systems whose **exact** motion is known, the "
-    "schemes' errors are measured, not argued.")
+    "(the FFN), one after the other in a step **h**. Toy systems whose **exact** motion is known measure the "
+    f"schemes' errors; trained models answer in [section 4](#{lab_race.ANCHOR}). {zoo.gist(zoo.runs())}")
 ANIMATION_HEIGHT = 530  # with the title, intro and heading, the plane and its ▶ Play fit a 1280×720 screen
 
 
@@ -125,8 +125,7 @@ def section_particles(o: dict) -> None:
         with column:
             st.markdown(f"**{heading}** {_swatch(name)}", unsafe_allow_html=True)
             st.latex(SCHEMES[name].latex)
-    state.explain("Φ_K(h) = the flow of K for time h: solved exactly, or by one Euler step x + h·K(x) (what a "
-                  "residual sub-layer does). Read right to left: Lie–Trotter runs F first.")
+    state.explain(PHI_SAID)
 
 
 def _swatch(scheme: str) -> str:
@@ -172,8 +171,8 @@ def section_orders(o: dict) -> None:
     system = SYSTEMS[o["kind"]]
     state.explain(f"{system[0].upper() + system[1:]}, {o['n']} particles, β = {o['beta']:g}, "
                   f"{SOLVERS[o['solver']]}. Each point is an RMS distance to the exact solution; the slope of a line "
-                  "on these log-log axes is the order. Dashed grey: reference slopes h¹, h², h³. The fitted slopes "
-                  "are in the legend; 'exact' means the error is at round-off level.")
+                  "on these log-log axes is the order. Thin grey lines: reference slopes, each labelled ∝ hᵖ. The "
+                  "fitted slopes are in the legend; 'exact' means the error is at round-off level.")
     st.info(_verdict(s, o), icon=":material/insights:")
 
     st.markdown("**Measured orders, both kinds of sub-step** (a row per scheme and solver)")

@@ -11,7 +11,7 @@ from macaron import plot
 from macaron.plot import slides
 from macaron.plot.style import CONVECTION_COLOR, DIFFUSION_COLOR
 from macaron.plot.whatif import Run
-from macaron.schemes import SCHEMES
+from macaron.schemes import F_AND_G, PHI_SAID, SCHEMES
 from macaron.studies import analysis
 
 VIEWS = state.STATE_VIEWS
@@ -201,8 +201,10 @@ def described(traj, model, stages, proj, altered: bool, dim: str, hide_special: 
             + " Hover a dot or a cell for its numbers.", unsafe_allow_html=True)
     with right:
         st.markdown(state.SCHEMES_SAID)
-        for name in ("lie-trotter", "strang"):
-            st.latex(f"\\text{{{SCHEMES[name].layer}}}:\\; {SCHEMES[name].latex}")
+        for name in ("lie-trotter", "strang"):  # the name above its formula: side by side, Macaron's was cut
+            st.markdown(f"{SCHEMES[name].layer}:")
+            st.latex(SCHEMES[name].latex)
+        st.caption(F_AND_G + " " + PHI_SAID)
 
 
 def rhythm(traj, proj, normalised: bool) -> None:
