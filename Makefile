@@ -16,7 +16,7 @@ app: setup
 # Serving a class (docs/teach/serving.md): every address of this machine, headless. PORT=8080 make serve for another
 # port; the address students open, with that port, is printed first.
 PORT ?= 8501
-serve: setup
+serve: | $(STAMP)  # order-only: installs when there is no venv yet, never before a class (no network needed)
 	@echo "Students open http://$$(hostname -I 2>/dev/null | cut -d' ' -f1 | grep . || echo '<this computer'"'"'s address>'):$(PORT)"
 	@echo "The projector: http://localhost:$(PORT)/?lesson=1&present=1"
 	$(BIN)/streamlit run app/main.py --server.address 0.0.0.0 --server.port $(PORT) --server.headless true

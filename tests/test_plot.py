@@ -301,6 +301,27 @@ def test_on_a_projector_the_matrix_names_are_as_large_as_the_labels_or_it_gives_
     assert 8 <= on_screen["layout"]["yaxis2"]["tickfont"]["size"] <= 12
 
 
+def test_hovering_a_particle_after_a_diffusion_says_whom_it_listened_to_most(synthetic):
+    """Issue 77: on a projector's plane the dotted lines are hard to follow; a particle's hover says it in words,
+    read here from the trajectory's own attention weights (head mean, [CLS] and [SEP] hidden, itself left out)."""
+    traj = synthetic("transformer", seed=5)
+    proj = analysis.project(traj)
+    fig = plot.particles(traj, proj)
+    words = [t for t, k in zip(traj.tokens, proj.keep) if k]
+    for f in range(len(traj.labels)):
+        said = next(t for t in frame_traces(fig, f) if t.get("name") == "particles")["hovertext"]
+        assert [h.split("<br>")[0] for h in said] == [f"<b>{w}</b>" for w in words]
+        if f == 0 or traj.mixing[f - 1] is None:
+            assert not any("listened" in h for h in said)
+            continue
+        w = traj.mixing[f - 1].mean(0)[np.ix_(proj.keep, proj.keep)]
+        np.fill_diagonal(w, -1)
+        for i, h in enumerate(said):
+            j = int(w[i].argmax())
+            if w[i, j] >= max(0.05, 1.5 / len(traj.tokens)):
+                assert h.endswith(f"listened most to <b>{words[j]}</b> ({100 * w[i, j]:.0f} %)")
+
+
 def test_displacement_bars_span_layer_time_on_one_scale(synthetic):
     t, m = synthetic("transformer"), synthetic("macaron")
     fig = validated(plot.displacement([t, m], ["T", "M"]))

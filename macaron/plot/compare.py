@@ -108,7 +108,8 @@ def compare(trajs: Sequence[Trajectory], projections: Sequence[Projection], name
     data = [tr for c, (p, f) in enumerate(zip(planes, states(grid[start])))
             for tr in plane_traces(p, f, legend=c == 0, hover_prefix=esc(names[c]) + ": ")]
     frames = [dict(name=f"{t:g}", traces=list(range(len(data))),
-                   data=[d for p, f in zip(planes, states(t)) for d in plane_frame(p, f)],
+                   data=[d for c, (p, f) in enumerate(zip(planes, states(t)))
+                         for d in plane_frame(p, f, esc(names[c]) + ": ")],
                    layout=dict(title=dict(text=title(t)), annotations=annotations(t))) for t in grid]
     for c, p in enumerate(planes):
         for i, axis in enumerate(("xaxis", "yaxis")):

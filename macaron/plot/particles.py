@@ -188,20 +188,41 @@ def plane(traj: Trajectory, proj: Projection, *, trail: int = 4, labels: str = "
     return Plane(traj, coords, keep, tokens, ranges, placed, size_px, tuple(axes), max(0, int(trail)), head, font_px)
 
 
+def listened_most(p: Plane, f: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """For the diffusion sub-step that produced state f (None for any other state): per kept particle, the kept
+    particle it listened to most besides itself, that weight, and whether it is well above uniform."""
+    if f == 0 or p.traj.mixing[f - 1] is None:
+        return None
+    idx = np.flatnonzero(p.keep)
+    w = _mixing(p.traj, f - 1, p.head)[np.ix_(idx, idx)].copy()
+    np.fill_diagonal(w, -1.0)
+    j = w.argmax(1)
+    weight = w[np.arange(len(idx)), j]
+    return j, weight, weight >= max(0.05, 1.5 / len(p.traj.tokens))
+
+
 def pull_lines(p: Plane, f: int) -> list[np.ndarray]:
     """Per axis: a line from each particle to the one it listened to most in the diffusion
     sub-step that produced state f (only if that weight is well above uniform)."""
-    dims = p.dims
-    step = f - 1
-    if f == 0 or p.traj.mixing[step] is None:
-        return [np.full(3, np.nan, np.float32) for _ in range(dims)]
-    idx = np.flatnonzero(p.keep)
-    w = _mixing(p.traj, step, p.head)[np.ix_(idx, idx)].copy()
-    np.fill_diagonal(w, -1.0)
-    j = w.argmax(1)
-    strong = w[np.arange(len(idx)), j] >= max(0.05, 1.5 / len(p.traj.tokens))
+    most = listened_most(p, f)
+    if most is None or not most[2].any():
+        return [np.full(3, np.nan, np.float32) for _ in range(p.dims)]
+    j, _, strong = most
     x = p.coords[f]
-    return segments(x[strong], x[j[strong]], dims) if strong.any() else [np.full(3, np.nan, np.float32)] * dims
+    return segments(x[strong], x[j[strong]], p.dims)
+
+
+def hovers(p: Plane, f: int, prefix: str = "") -> list[str]:
+    """Each particle's hover text at state f: its word, and after a diffusion sub-step whom it listened to most (the
+    dotted line's end, in words: on a projector's small plane the lines alone are hard to follow)."""
+    systems = p.systems
+    said = [f"{prefix}{systems[i] + ': ' if systems else ''}<b>{esc(tok)}</b>" for i, tok in enumerate(p.tokens)]
+    most = listened_most(p, f)
+    if most is not None:
+        for i, (j, weight, strong) in enumerate(zip(*most)):
+            if strong:
+                said[i] += f"<br>listened most to <b>{esc(p.tokens[j])}</b> ({100 * weight:.0f} %)"
+    return said
 
 
 def _xyz(arrays: Sequence[np.ndarray]) -> dict:
@@ -235,9 +256,8 @@ def plane_traces(p: Plane, f: int, legend: bool = True, hover_prefix: str = "") 
                        **ax))
     if not three:  # a small head where the line meets the particle listened to
         traces[-1]["marker"] = dict(symbol="arrow", angleref="previous", standoff=6, color="rgba(0,114,178,0.8)")
-    hover = [f"{hover_prefix}{systems[i] + ': ' if systems else ''}<b>{esc(tok)}</b>" for i, tok in enumerate(p.tokens)]
     particles = dict(type=typ, mode="markers+text" if three else "markers", name="particles", showlegend=False,
-                     hovertext=hover, hoverinfo="text",
+                     hoverinfo="text",
                      marker=dict(size=6 if three else PARTICLE_PX, color=colors, symbol=marks,
                                  line=dict(width=1 if three else RIM_PX, color="#333" if three else "white")), **ax)
     if three:
@@ -253,7 +273,7 @@ def plane_traces(p: Plane, f: int, legend: bool = True, hover_prefix: str = "") 
                            line=dict(color="rgba(90,90,90,0.55)", width=1), **ax))
         traces.append(dict(type="scatter", mode="markers+text", name="labels", hoverinfo="skip", showlegend=False,
                            marker=dict(size=10, opacity=0), textfont=dict(size=p.font_px, color="#111"), **ax))
-    for trace, update in zip(traces, plane_frame(p, f)):
+    for trace, update in zip(traces, plane_frame(p, f, hover_prefix)):
         trace.update(update)
     return traces
 
@@ -263,8 +283,8 @@ def _kinds(p: Plane) -> list[str]:
     return [k for k in SUBSTEP_KINDS if k in present]
 
 
-def plane_frame(p: Plane, f: int) -> list[dict]:
-    """What changes from state to state, trace by trace (in plane_traces' order)."""
+def plane_frame(p: Plane, f: int, hover_prefix: str = "") -> list[dict]:
+    """What changes from state to state, trace by trace (in plane_traces' order); `hover_prefix` names the panel."""
     x = p.coords[f]
     kind = kinds_of(p.traj)[f]
     empty = [np.full(3 * len(p.tokens), np.nan, np.float32)] * p.dims
@@ -279,7 +299,7 @@ def plane_frame(p: Plane, f: int) -> list[dict]:
     if p.dims == 2:
         edges["marker"] = dict(size=[0, 9, 0] * (len(edges["x"]) // 3))
     out.append(edges)
-    out.append(_xyz([x[:, k] for k in range(p.dims)]))
+    out.append(dict(_xyz([x[:, k] for k in range(p.dims)]), hovertext=hovers(p, f, hover_prefix)))
     systems = p.systems
     if systems:
         out += [dict(type="scatter3d" if p.dims == 3 else "scatter")] * len(SYSTEM_NAMES)  # the legend's: unchanged

@@ -250,7 +250,7 @@ def whatif(runs: Sequence[Run], *, said: str = "", start_time: float = 0.0, trai
         out = []
         for r, p, g in zip(runs, planes, ghosts):
             f = state_at(r.altered.times, t)
-            out += ghost_frame(r, g, f) + plane_frame(p, f)
+            out += ghost_frame(r, g, f) + plane_frame(p, f, esc(r.name) + ": " if n > 1 else "")
         return out + cursor_frame(runs, ghosts, t, top)
 
     data = []
