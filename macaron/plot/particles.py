@@ -216,12 +216,13 @@ def hovers(p: Plane, f: int, prefix: str = "") -> list[str]:
     """Each particle's hover text at state f: its word, and after a diffusion sub-step whom it listened to most (the
     dotted line's end, in words: on a projector's small plane the lines alone are hard to follow)."""
     systems = p.systems
-    said = [f"{prefix}{systems[i] + ': ' if systems else ''}<b>{esc(tok)}</b>" for i, tok in enumerate(p.tokens)]
+    said = [f"{prefix}{systems[i] + ': ' if systems else ''}<b>{esc(display_token(tok))}</b>"
+            for i, tok in enumerate(p.tokens)]
     most = listened_most(p, f)
     if most is not None:
         for i, (j, weight, strong) in enumerate(zip(*most)):
             if strong:
-                said[i] += f"<br>listened most to <b>{esc(p.tokens[j])}</b> ({100 * weight:.0f} %)"
+                said[i] += f"<br>listened most to <b>{esc(display_token(p.tokens[j]))}</b> ({100 * weight:.0f} %)"
     return said
 
 
