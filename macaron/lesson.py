@@ -106,9 +106,9 @@ LESSON = (
         "Lie–Trotter vs Strang", "views/lab.py",
         dict(sys="linear", sub="exact", beta="1", np="24", T="1", steps="8", mag="10",
              show="lie-trotter,strang,unsplit", a=ODE_PAIR[0], b=ODE_PAIR[1]),
-        "On a toy system whose exact motion is known (F: attention, G: the FFN, h: the step), the order matters: "
-        "sub-steps solved exactly (the same G in both halves), Strang's error in one step is O(h³), Lie–Trotter's "
-        "O(h²); with one Euler step per sub-step, as a network layer takes, both are O(h²). Trained models: step 5.",
+        "A toy whose exact motion is known (F: attention, G: the FFN, h: the step). Sub-steps solved exactly, one G "
+        "in both halves: Strang's one-step error is O(h³), Lie–Trotter's O(h²); one Euler step each, as a layer "
+        "takes: both O(h²). Trained models: step 5.",
         "A Transformer layer runs the Lie–Trotter order (attention, then FFN), a Macaron layer the "
         "Strang–Marchuk order (½ FFN, attention, ½ FFN). The errors are drawn ×10 in the plane; the chart "
         "beside it gives their true size. Say the conditions with the claim: the ODE pair (one shared layer, "
