@@ -57,3 +57,6 @@ def test_what_the_readme_says_of_the_translation_race_is_what_the_stored_runs_sa
     assert ("not yet told apart from zero" in readme) == ("test BLEU [" in gist and ", not shown (" in gist), gist
     assert ("interval over the seeds lies above zero" in readme) == (", Macaron the better (" in gist), gist
     assert ("in BLEU the split FFN, not the order" in readme) == (": the split FFN, not the order" in gist), gist
+    seeds = len({r.seed for r in zoo.runs(task="translation")})
+    words = {3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
+    assert f"story ({words.get(seeds, seeds)} seeds)" in readme, f"the README names another count than {seeds} seeds"
