@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -35,7 +34,7 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from macaron.train.precision import cpu_kind  # noqa: E402
+from macaron.train.card import hardware  # noqa: E402
 from results import write_section  # noqa: E402
 from served import ARGS, CHROMIUM, DRAWN, ERRORS, FIRST_WORD, PARTICLES, free_port  # noqa: E402
 
@@ -172,10 +171,10 @@ def main() -> None:
              "| the venv, MB | " + " | ".join(f"{r['venv']:,.0f}" for r in runs.values()) + " |"]
     head = ["| step (s) | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     versions = next(iter(runs.values()))["versions"]
-    body = (f"{date.today()}, CPU {platform.processor() or platform.machine()} ({cpu_kind()}, {os.cpu_count()} cores "
-            f"visible), torch {versions[0]}, Python {versions[1]} (the clones' venvs); 1-minute load average "
-            f"{load:.2f} before. Each commit a clean shallow clone with a new venv, the app as shipped (no environment "
-            f"variable), Chromium headless at 1280×720; the commits timed in turn.\n\n" + "\n".join(head + rows))
+    said = (f"{date.today()}, {hardware()}, torch {versions[0]}, Python {versions[1]} (the clones' venvs); "
+            f"1-minute load average {load:.2f} before. Each commit a clean shallow clone with a new venv, the app "
+            "as shipped (no environment variable), Chromium headless at 1280×720; the commits timed in turn.")
+    body = said + "\n\n" + "\n".join(head + rows)
     write_section("From a clone to the first page", body)
     print(body)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import time
@@ -24,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from macaron.lesson import LESSON  # noqa: E402
-from macaron.train.precision import cpu_kind  # noqa: E402
+from macaron.train.card import hardware  # noqa: E402
 from results import write_section  # noqa: E402
 from served import ARGS, CHROMIUM, QUIET, server  # noqa: E402
 
@@ -66,13 +65,12 @@ def main() -> None:
         first, rows = turns(url, args.present)
     table = "\n".join(["| PageDown to step | its heading shown, s | its figure drawn, page quiet, s |", "|---|---|---|"]
                       + [f"| {k} | {h:.1f} | {q:.1f} |" for k, h, q in rows])
-    body = (f"{date.today()}, CPU {platform.processor() or platform.machine()} ({cpu_kind()}, {os.cpu_count()} cores "
-            f"visible); 1-minute load average {load:.2f} before. A fresh server (the app as shipped), Chromium "
-            f"headless at 1280×720{', presenter mode' if args.present else ''}; the first step drawn "
-            f"{first:.1f} s after the address was opened, then PageDown once per step, each step settled before the "
-            f"next. Median to the heading {statistics.median(h for _, h, _ in rows):.1f} s, to a quiet page "
-            f"{statistics.median(q for _, _, q in rows):.1f} s; slowest {max(q for _, _, q in rows):.1f} s.\n\n"
-            + table)
+    heading, quiet = [statistics.median(r[k] for r in rows) for k in (1, 2)]
+    body = (f"{date.today()}, {hardware()}; 1-minute load average {load:.2f} before. A fresh server (the app as "
+            f"shipped), Chromium headless at 1280×720{', presenter mode' if args.present else ''}; the first step "
+            f"drawn {first:.1f} s after the address was opened, then PageDown once per step, each step settled "
+            f"before the next. Median to the heading {heading:.1f} s, to a quiet page {quiet:.1f} s; slowest "
+            f"{max(r[2] for r in rows):.1f} s.\n\n" + table)
     write_section("Turning the lesson's pages", body)
     print(body)
 
