@@ -391,10 +391,12 @@ def section_networks() -> tuple[dict, tuple]:
             bars.append((f"{name}: {pair}", limit, colors[slot], "/" if "control" in pair else ""))
             unsettled |= set(np.flatnonzero(bridge.unsettled(r["curves"][pair])) + 1)
     st.plotly_chart(plot.layer_bars(bars, "κ (small-step limit)"), key="l_kappa", **state.CHART)
-    st.latex(r"\kappa = \lim_{s\to0}\frac{\bigl\|\Phi_B(s)\Phi_A(s)x - \Phi_A(s)\Phi_B(s)x\bigr\|\;\|x\|}"
-             r"{s^2\,\|h_A A(x)\|\,\|h_B B(x)\|}")
-    state.explain("Φ_K(s) runs a sub-step with s times its fraction. The difference of the two orders is "
-                  "s²·h_A h_B (B′A − A′B) + O(s³), so dividing by s² makes κ a property of the two maps, not of the "
+    st.latex(r"\kappa = \lim_{s\to0}\frac{\bigl\|\Phi_Q(s)\Phi_P(s)x - \Phi_P(s)\Phi_Q(s)x\bigr\|\;\|x\|}"
+             r"{s^2\,\|h_P P(x)\|\,\|h_Q Q(x)\|}")
+    state.explain("P and Q are the two sub-layers compared (attention and FFN; the control's, two FFNs), h_P and "
+                  "h_Q their fractions of the step, and Φ_K(s) runs sub-step K with s times its fraction. The "
+                  "difference of the two orders is s²·h_P h_Q (Q′P − P′Q) + O(s³), so dividing by s² makes κ a "
+                  "property of the two maps, not of the "
                   "step, and by the sizes of the two moves over ‖x‖ makes it a pure number: 0 when they commute. "
                   + ("For a post-LN model Φ_K is the move x + s·h_K·K(x) without the LayerNorm after it: with "
                      "it Φ_K(s) would not tend to the identity as s → 0 (3a's hatched bars), and no limit would "
