@@ -201,10 +201,9 @@ def listened_most(p: Plane, f: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return j, weight, weight >= max(0.05, 1.5 / len(p.traj.tokens))
 
 
-def pull_lines(p: Plane, f: int) -> list[np.ndarray]:
+def pull_lines(p: Plane, f: int, most: tuple | None) -> list[np.ndarray]:
     """Per axis: a line from each particle to the one it listened to most in the diffusion
-    sub-step that produced state f (only if that weight is well above uniform)."""
-    most = listened_most(p, f)
+    sub-step that produced state f (`most`: listened_most(p, f)), where that weight is well above uniform."""
     if most is None or not most[2].any():
         return [np.full(3, np.nan, np.float32) for _ in range(p.dims)]
     j, _, strong = most
@@ -212,13 +211,12 @@ def pull_lines(p: Plane, f: int) -> list[np.ndarray]:
     return segments(x[strong], x[j[strong]], p.dims)
 
 
-def hovers(p: Plane, f: int, prefix: str = "") -> list[str]:
-    """Each particle's hover text at state f: its word, and after a diffusion sub-step whom it listened to most (the
-    dotted line's end, in words: on a projector's small plane the lines alone are hard to follow)."""
-    systems = p.systems
+def hovers(p: Plane, most: tuple | None, systems: list[str] | None, prefix: str = "") -> list[str]:
+    """Each particle's hover text: its word (its system's name first where there are two), and after a diffusion
+    sub-step whom it listened to most (`most`: listened_most; the dotted line's end, in words: on a projector's
+    small plane the lines alone are hard to follow)."""
     said = [f"{prefix}{systems[i] + ': ' if systems else ''}<b>{esc(display_token(tok))}</b>"
             for i, tok in enumerate(p.tokens)]
-    most = listened_most(p, f)
     if most is not None:
         for i, (j, weight, strong) in enumerate(zip(*most)):
             if strong:
@@ -296,12 +294,12 @@ def plane_frame(p: Plane, f: int, hover_prefix: str = "") -> list[dict]:
         before[still] = after[still] = np.nan
     for k in _kinds(p):
         out.append(_xyz(segments(before, after, p.dims) if f and kind == k else empty))
-    edges = _xyz(pull_lines(p, f))
+    most, systems = listened_most(p, f), p.systems  # each once a frame: the lines and the hovers read them
+    edges = _xyz(pull_lines(p, f, most))
     if p.dims == 2:
         edges["marker"] = dict(size=[0, 9, 0] * (len(edges["x"]) // 3))
     out.append(edges)
-    out.append(dict(_xyz([x[:, k] for k in range(p.dims)]), hovertext=hovers(p, f, hover_prefix)))
-    systems = p.systems
+    out.append(dict(_xyz([x[:, k] for k in range(p.dims)]), hovertext=hovers(p, most, systems, hover_prefix)))
     if systems:
         out += [dict(type="scatter3d" if p.dims == 3 else "scatter")] * len(SYSTEM_NAMES)  # the legend's: unchanged
     if p.dims == 2:

@@ -15,7 +15,7 @@ import numpy as np
 from ..schemes import KINDS
 from ..studies.analysis import Projection
 from ..trajectory import Trajectory
-from .particles import clock, kinds_of, mixing_state, plane, pull_lines
+from .particles import clock, kinds_of, listened_most, mixing_state, plane, pull_lines
 from .style import (
     KIND_COLOR,
     KIND_NAME,
@@ -83,7 +83,7 @@ class _Slides:
             a = p.coords[f - 1]
             ax.quiver(a[:, 0], a[:, 1], x[:, 0] - a[:, 0], x[:, 1] - a[:, 1], angles="xy", scale_units="xy",
                       scale=1, color=KIND_COLOR[kind], width=0.004, headwidth=4, headlength=5, zorder=2)
-        ex, ey = pull_lines(p, f)[:2]
+        ex, ey = pull_lines(p, f, listened_most(p, f))[:2]
         ax.plot(ex, ey, ls=":", lw=1.3, color=_rgba("rgba(0,114,178,0.6)"), zorder=2)
         for tok, (px, py) in zip(p.tokens, x):
             look = dict(marker="*", s=150, c=MASK_COLOR) if tok == "[MASK]" else (
