@@ -111,9 +111,10 @@ def init_widget(key: str, param: str, default, parse: Callable = str, valid: Cal
 
 
 def resend(key: str) -> None:
-    """Send a text box's value with this run again (presenter mode): the browser's first size report (browser.room)
-    reruns the page, and a rerun drops what the first run had not yet sent, the box's value among it, so the box
-    showed empty while the page used its text (seen at 1920 × 1080 and 1280 × 720, now and then)."""
+    """Send a widget's value with this run again (presenter mode): the browser's first size report (browser.room)
+    reruns the page, and a rerun drops what the first run had not yet sent, the widget's value among it, so a text
+    box showed empty while the page used its text, and a model box its first name while the page drew the model the
+    lesson asked for (seen at 1920 × 1080 and 1280 × 720, now and then, on a fresh server)."""
     if presenting() and key in st.session_state:
         st.session_state[key] = st.session_state[key]  # a value set by the script is sent with the widget
 
@@ -238,6 +239,7 @@ def model_picker(label: str, key: str, param: str, default: str | None, names: l
         st.session_state[key] = first
     if not options:
         return None
+    resend(key)  # a fresh server's first page showed names[0] in the box while drawing the model asked for
     choice = st.selectbox(label, options, key=key, label_visibility=LABELS[presenting()],
                           help=list_said(names) + (
                               " Choose the last entry to open a folder of your own: a Macaron Explorer checkpoint "

@@ -72,7 +72,7 @@ class LessonStep(NamedTuple):
 LESSON = (
     LessonStep(
         "What a particle is", "views/particles.py",
-        dict(s=PRESETS["bank (river)"], m="{transformer}", at="final", frame="0", norm="1", trail="4"),
+        dict(s=PRESETS["bank (river)"], m="{transformer}", at="final", frame="0", norm="1", trail="4", focus=""),
         "Each dot is one token of the sentence, a particle; where it sits is the model's state for that "
         "token, drawn along the two directions in which the states vary most. Press ▶ Play.",
         "Press ▶ Play once before saying anything: the title names every sub-step as it comes, and the "
@@ -83,9 +83,9 @@ LESSON = (
         "last", "the last state, after every layer: where the layers have taken each token"),
     LessonStep(
         "A diffusion step", "views/particles.py",
-        dict(s=PRESETS["bank (river)"], m="{transformer}", at="final", frame="1", norm="1", trail="0"),
-        "Attention moves each particle because of the others: blue arrows are the moves, dotted lines "
-        "join each particle to the one it listens to most, and the matrix gives every weight.",
+        dict(s=PRESETS["bank (river)"], m="{transformer}", at="final", frame="1", norm="1", trail="0", focus="bank"),
+        "Attention moves each particle because of the others: blue arrows are the moves, dotted lines point to whom "
+        "each listens most, and above the plot: whom the ringed bank listened to, in per cent.",
         "Each row of the matrix is one particle's attention and sums to 100 %. Attention moves each particle "
         "by a weighted mean of the others' values: that always holds. \"Diffusion pulls the particles "
         "together\" holds for the view drawn here (each token standardised, what the operators read), not "
@@ -95,7 +95,7 @@ LESSON = (
         1, "layer 1's attention: the blue moves and the matrix of who listens to whom"),
     LessonStep(
         "A convection step", "views/particles.py",
-        dict(s=PRESETS["bank (river)"], m="{transformer}", at="final", frame="2", norm="1", trail="0"),
+        dict(s=PRESETS["bank (river)"], m="{transformer}", at="final", frame="2", norm="1", trail="0", focus="bank"),
         "The FFN moves each particle on its own: the same function for every token, reading only that "
         "token's state, so its mixing matrix is the identity.",
         "Contrast with step 2: the arrows are vermillion and the matrix is the diagonal. The FFN reads one "
@@ -129,7 +129,7 @@ LESSON = (
         1.0, "t = 1, the end of layer 1: the Transformer has taken two sub-steps, Macaron three"),
     LessonStep(
         "What learning changes", "views/particles.py",
-        dict(s=PRESETS["school [MASK]"], m="{transformer}", at="plateau", frame="0", norm="1", trail="4"),
+        dict(s=PRESETS["school [MASK]"], m="{transformer}", at="plateau", frame="0", norm="1", trail="4", focus=""),
         "At the plateau the model guesses the same few words whatever the sentence (its guesses for [MASK], below). "
         "Move the stage to rise, then final, and Play each time: once it reads word order, it guesses school.",
         "The stages: the random start; the plateau, the last evaluation before the model reads word order "
@@ -155,7 +155,8 @@ LESSON = (
         12, "the decoder's first cross-attention: the source still, the translation pulled toward it"),
     LessonStep(
         "Switch off the interaction", "views/particles.py",
-        {**dict(s=PRESETS["born in new [MASK]"], m="{transformer}", at="final", frame="0", norm="1", trail="4"),
+        {**dict(s=PRESETS["born in new [MASK]"], m="{transformer}", at="final", frame="0", norm="1", trail="4",
+                focus=""),
          "if": "off", "if_kind": "diffusion", "if_layers": ""},  # "": every layer, whatever the app kept
         "Attention off in every layer: each particle moves alone, from its own token and position, away from its "
         "hollow grey ghost (the run as trained). Above the plot: the guess for [MASK] before → after.",

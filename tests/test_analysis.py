@@ -212,3 +212,21 @@ def test_a_notebook_echo_says_what_a_result_holds_not_every_number(synthetic):
     assert f"steps=[{len(traj.steps)} × Step]" in said and "'bank'" in said
     aligned = repr(analysis.procrustes(traj, synthetic(seed=2)))
     assert len(aligned) < 800 and "residual=" in aligned and "layer_residuals=[" in aligned
+
+
+def test_listens_to_is_the_row_of_the_matrix_largest_first(synthetic):
+    """Whom a particle listens to: the largest weights of its row (head mean, or one head), against a plain sort;
+    nothing for a convection sub-step, nor for a row the sub-step does not move (the other system of two)."""
+    traj = synthetic("transformer", seed=2)
+    k = analysis.diffusion_steps(traj)[1]
+    for head in (None, 0, 1):
+        w = traj.mixing[k].mean(0) if head is None else traj.mixing[k][head]
+        for i in range(len(traj.tokens)):
+            got = analysis.listens_to(traj, k, i, head, top=3)
+            want = sorted(range(len(traj.tokens)), key=lambda j: -w[i, j])[:3]
+            assert [j for j, _ in got] == want
+            np.testing.assert_allclose([v for _, v in got], w[i, want], rtol=1e-6)
+    convection = next(s for s, step in enumerate(traj.steps) if step.kind == "convection")
+    assert analysis.listens_to(traj, convection, 2) == []
+    traj.mixing[k][:, 2] = 0.0  # a row that does not move
+    assert analysis.listens_to(traj, k, 2) == []

@@ -100,6 +100,21 @@ def spec(at: AppTest, i: int = 0) -> dict:
     return json.loads(charts(at)[i].proto.spec)
 
 
+def analysis_heard(at: AppTest, word: str, head: int) -> str:
+    """What the figure should say `word` listened to in the page's model's first diffusion sub-step (one head,
+    1-based), its four largest weights recomputed from a fresh trace of the page's sentence by a plain sort."""
+    import macaron
+
+    model = macaron.load(str(state.model_paths()[at.selectbox(key="p_model").value]), device="cpu")
+    traj = model.trace(state.mask_word(at.text_input(key="p_text").value, at.selectbox(key="p_mask").value))
+    k, i = next(k for k, m in enumerate(traj.mixing) if m is not None), traj.tokens.index(word)
+    row = traj.mixing[k][head - 1][i]
+    top = sorted(range(len(row)), key=lambda j: -row[j])[:4]
+    t = traj.tokens
+    return f"<b>{word}</b> listened to: " + " · ".join(
+        f"{'itself' if j == i else f'{j}·{t[j]}' if t.count(t[j]) > 1 else t[j]} {100 * row[j]:.0f} %" for j in top)
+
+
 def frame_notes(fig: dict, f: int) -> str:
     return " ".join(a["text"] for a in fig["frames"][f]["layout"]["annotations"])
 
@@ -212,7 +227,7 @@ def test_particles_attribution_without_mask_explains_a_norm():
 
 def test_particles_reopens_a_shared_link():
     q = {"s": "i went to the bank to deposit my money .", "m": "tiny-macaron", "dim": "3D", "norm": "0",
-         "hide": "0", "labels": "all", "trail": "7", "frame": "4", "head": "3", "mask": "3"}
+         "hide": "0", "labels": "all", "trail": "7", "frame": "4", "head": "3", "mask": "3", "focus": "bank"}
     at = fresh(q)
     assert at.text_input(key="p_text").value == q["s"]
     assert at.selectbox(key="p_model").value == "tiny-macaron"
@@ -220,13 +235,18 @@ def test_particles_reopens_a_shared_link():
     assert at.toggle(key="p_hide").value is False and at.slider(key="p_trail").value == 7
     assert at.selectbox(key="p_mask").value == 3 and at.radio(key="p_head").value == "3"
     assert spec(at)["layout"]["sliders"][0]["active"] == 4  # the animation opens at the shared frame
+    assert at.selectbox(key="p_focus").value == "bank"  # whose weights the figure spells out, head 3's
+    heard = analysis_heard(at, "bank", 3)
+    assert heard and heard in frame_notes(spec(at), 2)  # Macaron: ½C, D, ½C: state 2 follows the diffusion
     for k, v in q.items():
         assert at.query_params[k] in (v, [v])
 
 
 def test_particles_ignores_a_broken_link():
-    at = fresh({"frame": "999", "dim": "4D", "trail": "-3", "mask": "x", "m": "no-such-model", "head": "77"})
+    at = fresh({"frame": "999", "dim": "4D", "trail": "-3", "mask": "x", "m": "no-such-model", "head": "77",
+                "focus": "no-such-word"})
     assert at.radio(key="p_dim").value == "2D" and at.slider(key="p_trail").value == 4
+    assert at.selectbox(key="p_focus").value == "" and "listened to" not in frame_notes(spec(at), 1)
     assert at.selectbox(key="p_model").value == "tiny-transformer"  # an unknown name is no folder to open
     assert "does not offer" in texts(at.warning) and not at.error
     assert at.title  # the rest of the page is there

@@ -180,6 +180,9 @@ def test_layer_bars_ratio_histogram_kappa_curves_and_model_colours():
     assert fig.layout.yaxis.range[1] >= 0.3 and fig.layout.yaxis.range[0] == 0
     negative = lf.layer_bars([("cos", np.array([0.4, -0.1]), "#CC79A7")], "cos")  # a negative cosine is drawn
     assert negative.layout.yaxis.range[0] <= -0.1 < 0.4 <= negative.layout.yaxis.range[1]
+    barely = lf.layer_bars([("cos", np.array([1.83, -0.01]), "#CC79A7")], "cos")  # lab 3c: its number under the bar
+    lo, hi = barely.layout.yaxis.range  # had 0.2 % of the height below the line: the number sat on "layer 2"
+    assert -lo / (hi - lo) >= 0.08
     log = validated(lf.layer_bars([("ratio", np.array([116.0, 0.3, 0.2]), "#444444")], "ratio", log=True,
                                   line=(1.0, "step = state")))
     assert log.layout.yaxis.type == "log"

@@ -209,6 +209,27 @@ def test_step_8_says_what_the_library_measures():
     assert said in step.note and f"({lesson.TRANSLATOR}, Translate" in step.note and "beam 5" in step.note
 
 
+def test_the_plan_says_whom_bank_listens_to_as_the_shipped_model_does():
+    """The lesson plan's answer for step 2, measured again on transformer-small (the step's model, head mean): bank's
+    four largest weights in layer 1 and what even would be; itself first in layer 2; [CLS] first in layers 3 to 6."""
+    import macaron
+
+    step = lesson.step(2)
+    assert step.view["focus"] == "bank" and lesson.step(3).view["focus"] == "bank"
+    traj = macaron.load("transformer-small", device="cpu").trace(step.view["s"])
+    bank = traj.tokens.index("bank")
+    rows = [m.mean(0)[bank].astype(float) for m in traj.mixing if m is not None]  # one per layer
+    plan = (Path(__file__).resolve().parent.parent / "docs" / "teach" / "plan.md").read_text()
+    top, t = sorted(range(len(traj.tokens)), key=lambda j: -rows[0][j])[:4], traj.tokens
+    named = [f"{j}·{t[j]}" if t.count(t[j]) > 1 else t[j] for j in top]  # as the figure names a repeated word
+    assert "(" + " · ".join(f"{n} {percent(rows[0][j])}" for n, j in zip(named, top)) + \
+        f"; even would be {percent(1 / len(traj.tokens))})" in plan
+    assert int(np.argmax(rows[1])) == bank and f"in layer 2 most to itself ({percent(rows[1][bank])})" in plan
+    cls = traj.tokens.index("[CLS]")
+    assert all(int(np.argmax(r)) == cls for r in rows[2:]) and len(rows) == 6
+    assert f"in layers 3–6 most to [CLS] ({percent(rows[2][cls])} in layer 3)" in plan
+
+
 def test_step_8_opens_particles_with_diffusion_off_and_the_next_step_without(app_env):
     """?lesson=8 opens Particles with the What-if panel set (diffusion off, every layer) and its figure says so; a step
     opened after it opens with nothing chosen, and step 8 opened again is at every layer whatever was chosen there."""

@@ -322,6 +322,36 @@ def test_hovering_a_particle_after_a_diffusion_says_whom_it_listened_to_most(syn
                 assert h.endswith(f"listened most to <b>{words[j]}</b> ({100 * w[i, j]:.0f} %)")
 
 
+def test_a_focus_particle_is_ringed_and_its_weights_are_spelled_out_frame_by_frame(synthetic):
+    """Issue 77: at 1280×720 on a projector the matrix gives way; the particle in focus is ringed where it is at every
+    frame, and after each attention sub-step the figure names the four it listened to most, read here from the
+    trajectory's own weights by a plain sort (head mean, itself and [CLS]/[SEP] included, the row of the matrix)."""
+    traj = synthetic("macaron", seed=3)  # "the" twice: a repeated word goes by its place
+    proj = analysis.project(traj)
+    bank = traj.tokens.index("bank")
+    fig = plot.particles(traj, proj, focus=bank, font_size=18, width=1180, height=400)  # the matrix gives way
+    kept = int(np.sum(proj.keep[:bank]))
+    for f in range(len(traj.labels)):
+        ring = next(t for t in frame_traces(fig, f) if t.get("name") == "focus")
+        np.testing.assert_allclose([decoded(ring["x"])[0], decoded(ring["y"])[0]], proj.coords[f, kept], rtol=1e-6)
+        said = " ".join(a["text"] for a in fig.to_dict()["frames"][f]["layout"]["annotations"])
+        if f == 0:
+            assert "bank" not in said
+        elif traj.mixing[f - 1] is None:
+            assert said.endswith("<b>bank</b> reads only itself")
+        else:
+            row = traj.mixing[f - 1].mean(0)[bank].astype(float)
+            top = sorted(range(len(row)), key=lambda j: -row[j])[:4]
+            names = ["itself" if j == bank else f"{j}·the" if traj.tokens[j] == "the" else traj.tokens[j] for j in top]
+            assert said.endswith("<b>bank</b> listened to: " + " · ".join(
+                f"{n} {100 * row[j]:.0f} %" for n, j in zip(names, top)))
+    assert not any(t.get("name") == "focus" for t in plot.particles(traj, proj).to_dict()["data"])  # none unasked
+    hidden = plot.particles(traj, proj, focus=0)  # [CLS], left out of the plane: named, not ringed
+    ring = next(t for t in frame_traces(hidden, 1) if t.get("name") == "focus")
+    assert np.isnan(decoded(ring["x"])).all()
+    validated(fig)
+
+
 def test_displacement_bars_span_layer_time_on_one_scale(synthetic):
     t, m = synthetic("transformer"), synthetic("macaron")
     fig = validated(plot.displacement([t, m], ["T", "M"]))

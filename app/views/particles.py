@@ -9,7 +9,7 @@ import explorer_state as state
 import whatif_panel as panel
 from macaron import plot
 from macaron.plot import slides
-from macaron.plot.style import CONVECTION_COLOR, DIFFUSION_COLOR
+from macaron.plot.style import CONVECTION_COLOR, DIFFUSION_COLOR, display_token
 from macaron.plot.whatif import Run
 from macaron.schemes import F_AND_G, PHI_SAID, SCHEMES
 from macaron.studies import analysis
@@ -26,14 +26,14 @@ state.header("Particles: one sentence, one model",
 def render() -> None:
     chosen = inputs()
     if chosen is None:
-        state.not_drawn("p_norm")  # the switch under the figure
+        state.not_drawn("p_norm", "p_focus")  # the switch under the figure, the word drawn from the sentence
         panel.not_drawn("p")
         return
     picked, stages, sent, model, traj, url, view = chosen
-    frame, head_sel = frame_and_heads(traj, url)
+    frame, head_sel, focus = frame_and_heads(traj, url)
     spec = panel.chosen("p")
     found = cache.what_if(picked[1], sent, spec, picked[0]) if spec else None
-    proj, fig, shown = animation(traj, model, picked, stages, sent, frame, head_sel, found, spec, **view)
+    proj, fig, shown = animation(traj, model, picked, stages, sent, frame, head_sel, focus, found, spec, **view)
     offer = panel.Offer(len(traj.layer_boundaries()) - 1, model.config.n_heads, list(traj.tokens))
     panel.controls("p", offer, spec, spec is not None and found is None, url, [("", found and found[2])],
                    note="The rhythm and the logit lens below are of the altered run; the attribution of the "
@@ -99,8 +99,9 @@ def inputs():
                                                        trail=trail, normalised=normalised)
 
 
-def frame_and_heads(traj, url: dict) -> tuple[int, str]:
-    """The first frame and the attention head (in the sidebar, for models of several heads); the URL follows."""
+def frame_and_heads(traj, url: dict) -> tuple[int, str, int | None]:
+    """The first frame, the attention head (in the sidebar, for models of several heads) and the particle whose
+    weights the figure spells out (its index, or None); the URL follows."""
     if any(t.startswith("[UNK") for t in traj.tokens):
         st.info("Some characters are outside this model's vocabulary and show as [UNK:…] particles.",
                 icon=":material/help:")
@@ -118,12 +119,21 @@ def frame_and_heads(traj, url: dict) -> tuple[int, str]:
             head_sel = st.radio("Attention heads", ["mean"] + [str(h + 1) for h in range(heads)], key="p_head",
                                 horizontal=True, help="Who pulls whom: the mixing matrix averaged over heads, or "
                                                       "one head.")
-    url.update(frame=frame, head=head_sel if heads > 1 else None)
+    words = list(dict.fromkeys(traj.tokens))
+    state.init_widget("p_focus", "focus", "", valid=lambda v: v in words or v == "")
+    if st.session_state["p_focus"] not in words:
+        st.session_state["p_focus"] = ""
+    with st.sidebar:
+        st.selectbox("Spell out whom a word listens to", [""] + words, key="p_focus",
+                     format_func=lambda w: display_token(w) if w else "(none)",
+                     help="Ringed in the plane; above it, after each attention sub-step, the four it listened to "
+                          "most and their weights (its row of the matrix). Not drawn with What if….")
+    url.update(frame=frame, head=head_sel if heads > 1 else None, focus=st.session_state["p_focus"] or None)
     state.sync_url(url)
-    return frame, head_sel
+    return frame, head_sel, traj.tokens.index(st.session_state["p_focus"]) if st.session_state["p_focus"] else None
 
 
-def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, found, spec, dim: str,
+def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, focus: int | None, found, spec, dim: str,
               hide_special: bool, label_mode: str, trail: int, normalised: bool):
     """The figure and the switch between the two views of the states under it: (the projection of the run drawn,
     the figure, the run drawn): the sentence's, or with What if… its altered run over the unaltered one (2-D)."""
@@ -140,7 +150,7 @@ def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, foun
         proj, shown = pa, altered
     else:
         proj, _ = cache.stage_frame(stages, picked[1], sent, 3 if dim == "3D" else 2, normalised, hide_special)
-        fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode, head=head, **size)
+        fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode, head=head, focus=focus, **size)
         shown = traj
     st.plotly_chart(fig, key="p_anim", config=dict(displaylogo=False, toImageButtonOptions=dict(scale=2)), theme=None)
     st.segmented_control("Show the states", list(VIEWS), key="p_norm", format_func=VIEWS.get, required=True,

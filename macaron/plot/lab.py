@@ -463,8 +463,9 @@ def layer_bars(series: Sequence[tuple], ytitle: str, height: int = 380, log: boo
         lo = np.log10(max(values[values > 0].min() if (values > 0).any() else 1e-3, 1e-6))
         yaxis = dict(type="log", range=[np.floor(lo) - 0.2, np.log10(values.max()) + 0.5], dtick=1)
     else:
-        yaxis = dict(range=[min(float(values.min()), 0.0) * 1.25, max(float(values.max()), 1e-6) * 1.25],
-                     zeroline=True, zerolinecolor="#888")  # a negative cosine draws below the line
+        lo, hi = min(float(values.min()), 0.0), max(float(values.max()), 1e-6) * 1.25
+        lo -= 0.1 * (hi - lo) * (lo < 0)  # a negative bar's number under it, clear of the layers' names
+        yaxis = dict(range=[lo, hi], zeroline=True, zerolinecolor="#888")  # a negative cosine draws below the line
     shapes = []
     if line is not None and series:  # a reference level under the bars and their numbers, named in the legend
         look = dict(color=GUIDE_COLOR, width=1.5, dash="dash")
@@ -483,8 +484,8 @@ def layer_bars(series: Sequence[tuple], ytitle: str, height: int = 380, log: boo
 
 def _bar_text(x: float, log: bool) -> str:
     if log:
-        return f"{x:.0f}" if x >= 10 else f"{x:.2g}"
-    return f"{x:.2f}"
+        return f"{x:.0f}" if x >= 10 else f"{x:#.2g}"  # two figures: 1.0 beside 0.92, not 1
+    return f"{x:.2f}" if abs(x) < 10 else f"{x:.1f}" if abs(x) < 100 else f"{x:.0f}"  # 81.2, not 81.21
 
 
 def kappa_curves(curves: np.ndarray, scales: Sequence[float], title: str, height: int = 340) -> go.Figure:

@@ -182,11 +182,12 @@ def particles_panel(ms: Models, folder: Path, text: str, view: dict, step: lesso
             else analysis.project(trajs[0], 2, normalised=True, hide_special=True))
     traj = trajs[stages.index(chosen)]
     start = int(view.get("frame", 0))
+    focus = traj.tokens.index(view["focus"]) if view.get("focus") in traj.tokens else None  # as the app's picker
     fig = particles(traj, proj, start=min(start, len(traj.labels) - 1), trail=int(view.get("trail", 4)),
-                    height=HEIGHT, width=WIDTH, font_size=font_size)
+                    height=HEIGHT, width=WIDTH, font_size=font_size, focus=focus)
     f = _frame(step.print_at, len(traj.labels))
     still = particles(traj, proj, start=f, trail=int(view.get("trail", 4)), height=HEIGHT, width=WIDTH,
-                      font_size=font_size)
+                      font_size=font_size, focus=focus)
     model = ms.model(folder, chosen if len(stages) > 1 else None)
     seen = analysis.share_in_view(traj, proj, True)
     caption = (f"{html.escape(model_label(model))} · {len(traj.tokens)} particles · {traj.n_steps} sub-steps · "

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..schemes import CONVECTION, CROSS, SUBSTEP_KINDS
-from ..studies.analysis import Projection
+from ..studies.analysis import Projection, listens_to
 from ..trajectory import Trajectory
 from .style import (
     KIND_COLOR,
@@ -43,6 +43,9 @@ PARTICLE_PX, RIM_PX = 10, 1  # a particle's dot (2-D): its diameter and its whit
 # 2 px above the labels' font, moved back to the dot's rim so that none of it hides under the dot: 15 px long at the
 # screen's 14 px font, 19 px at a projector's 18 px (before: size 11, 10.5 px, its first 6 px under the dot)
 ARROW_OVER_FONT = 2
+# the ring around the particle whose weights the figure spells out (heard_said): black, clear of the dot's rim
+RING = dict(mode="markers", name="focus", hoverinfo="skip", showlegend=False,
+            marker=dict(size=PARTICLE_PX + 8, color="rgba(0,0,0,0)", line=dict(width=2, color="#111")))
 MATRIX_SPLIT = 0.64  # the plane's share of the width beside a matrix (the matrix's: 0.26, after a gap of 0.1)
 SCREEN_FONT = 14     # px: the figures' font on a screen (style.FONT); a larger one is a projector's (presenter mode)
 
@@ -222,6 +225,33 @@ def hovers(p: Plane, most: tuple | None, systems: list[str] | None, prefix: str 
             if strong:
                 said[i] += f"<br>listened most to <b>{esc(display_token(p.tokens[j]))}</b> ({100 * weight:.0f} %)"
     return said
+
+
+def heard_said(traj: Trajectory, f: int, i: int | None, head: int | None = None) -> str:
+    """Whom particle i listened to in the sub-step that produced state f, in words (analysis.listens_to: the top four
+    of its row of the matrix, itself and [CLS]/[SEP] included): on a projector, where the matrix gives way and the
+    dotted lines are small, the class reads one particle's weights. "" for the embedding and for no particle."""
+    if i is None or f == 0:
+        return ""
+    who = f"<b>{esc(display_token(traj.tokens[i]))}</b>"
+    if traj.mixing[f - 1] is None:
+        return f"{who} reads only itself"
+    heard = listens_to(traj, f - 1, i, head)
+    if not heard:
+        return f"{who} stays put"  # the other system of two
+    twice = {t for t in traj.tokens if traj.tokens.count(t) > 1}  # a repeated word goes by its place, as in the matrix
+
+    def name(j: int) -> str:
+        return "itself" if j == i else esc(display_token(traj.tokens[j], j if traj.tokens[j] in twice else None))
+
+    return f"{who} listened to: " + " · ".join(f"{name(j)} {100 * w:.0f} %" for j, w in heard)
+
+
+def ring(p: Plane, f: int, i: int | None) -> dict:
+    """A ring around particle i at state f (2-D), the one heard_said speaks of; nothing where it is not drawn."""
+    shown = i is not None and bool(p.keep[i])
+    x = p.coords[f, int(np.sum(p.keep[:i]))] if shown else (None, None)
+    return dict(type="scatter", x=[x[0]], y=[x[1]])
 
 
 def _xyz(arrays: Sequence[np.ndarray]) -> dict:
@@ -404,7 +434,7 @@ def _mixing_frame(traj: Trajectory, f: int, head: int | None, names: bool = Fals
 
 def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int = 4, labels: str = "auto",
               head: int | None = None, height: int = 500, width: int | tuple[int, int] = (660, 1560),
-              font_size: int = 14, ranges: list | None = None) -> go.Figure:
+              font_size: int = 14, ranges: list | None = None, focus: int | None = None) -> go.Figure:
     """The particles animation, one frame per recorded state in one fixed PCA frame, and beside it the mixing matrix
     of the same sub-step: an AnimatedFigure, whose frames are in `raw_frames` (plain dicts that `to_dict`, `to_html`
     and `plot.to_html` include; `frames` stays empty).
@@ -415,7 +445,8 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     analysis.project of the same trajectory (2 or 3 axes). `height` and `width` (or the narrowest and
     widest it may stretch to): the size it is drawn at, for which labels are placed; `head`: one
     attention head, or None for their mean; `ranges`: fixed axis ranges (default: around this trajectory's
-    coordinates), e.g. one range for a sentence at every stage of training."""
+    coordinates), e.g. one range for a sentence at every stage of training; `focus`: a particle (index into
+    traj.tokens) ringed in 2-D, whose weights each frame spells out above the plot (heard_said)."""
     S = len(traj.labels)
     start = int(np.clip(start, 0, S - 1))
     three = np.shape(proj.coords)[-1] == 3
@@ -429,7 +460,8 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     split = MATRIX_SPLIT if mixing else 1.0
     p = plane(traj, proj, trail=trail, labels=labels, font_px=font_size, head=head,
               size_px=(plot_widths(width, margin, split), plot_h), ranges=ranges)
-    data = plane_traces(p, start)
+    ringed = focus is not None and not three
+    data = plane_traces(p, start) + ([dict(ring(p, start, focus), **RING)] if ringed else [])
     if mixing:
         data.append(_mixing_trace(traj, start, head))
 
@@ -438,13 +470,16 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
             return []
         said = (f" (row listens to column)<br>{esc(mixing_state(traj, f, head).caption)}" if mixing else
                 f": the dotted lines<br>(its matrix of {_largest_block(traj)} words does not fit at this size)")
+        heard = heard_said(traj, f, focus, head)
+        said += f"<br>{heard}" if heard else ""
         return [dict(text=f"<b>who pulls whom</b>{said}", x=1.0, y=1.0, xref="paper", yref="paper", xanchor="right",
                      align="right", yanchor="bottom", showarrow=False, font=dict(size=font_size - 2))]  # in the figure
 
     blocks = mixing and "two_systems" in traj.meta  # each frame its own block: its names and range
     shown = blocks and _largest_block(traj) <= 40
     frames = [dict(name=str(f), traces=list(range(len(data))),
-                   data=plane_frame(p, f) + ([_mixing_frame(traj, f, head)] if mixing else []),
+                   data=plane_frame(p, f) + ([ring(p, f, focus)] if ringed else [])
+                   + ([_mixing_frame(traj, f, head)] if mixing else []),
                    layout=dict(title=dict(text=frame_title(traj, f)), annotations=annotations(f),
                                **(_matrix_ticks(traj, f, shown) if blocks else {})))
               for f in range(S)]

@@ -55,6 +55,19 @@ def diffusion_steps(traj: Trajectory) -> list[int]:
     return [k for k, s in enumerate(traj.steps) if s.kind != CONVECTION and traj.mixing[k] is not None]
 
 
+def listens_to(traj: Trajectory, step: int, i: int, head: int | None = None, top: int = 4) -> list[tuple[int, float]]:
+    """Whom particle i listens to in sub-step `step`: its `top` largest attention weights, largest first, as
+    (particle index, weight), over every particle (itself, [CLS] and [SEP] included: the row of the matrix, which
+    sums to 1). `head`: one head, or None for their mean. Empty for a convection sub-step (each particle reads only
+    itself) and for a particle that sub-step does not move (the other system of translation.joint's two)."""
+    m = traj.mixing[step]
+    if m is None:
+        return []
+    row = np.asarray(m.mean(0) if head is None else m[min(head, m.shape[0] - 1)], np.float64)[i]
+    order = [j for j in np.argsort(-row, kind="stable")[:top] if row[j] > 0]
+    return [(int(j), float(row[j])) for j in order]
+
+
 # ---- PCA with signs that do not flip ----------------------------------------------------------
 @dataclass
 class Projection:

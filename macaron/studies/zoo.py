@@ -398,15 +398,16 @@ def recipes(race: list[RaceRun], sep: str = ", ") -> str:
 
 def gist(race: list[RaceRun]) -> str:
     """`finding` in one plain sentence with no figure, for a class (lesson step 5's text; its figures go behind an ⓘ):
-    what the order did and what splitting the FFN did, as their intervals over seeds allow."""
+    what the order did and what splitting the FFN did, as their intervals over seeds allow, on the race's own models
+    (not the pair the step shows beside it)."""
     main = principal(race)
     order, split = difference(main, CONTROL, REFERENCE), difference(main, BASELINE, CONTROL)
     said = {k: outcome(d) if d else "no pair" for k, d in (("order", order), ("split", split))}
     if "no pair" in said.values() or "unknown" in said.values() or "one seed" in said.values():
         return "The lab's race has too few seeds to say yet what makes Macaron's layer better."
     did = {"none": "made no measurable difference", "b": "helped", "a": "hurt"}  # the loss: lower, higher
-    return (f"The race ({recipes(main)} masked LMs, {millions(main[0].budget)} tokens): Macaron's order "
-            f"{did[said['order']]}, its split FFN {did[said['split']]}.")
+    return (f"The lab's race, on its own models ({recipes(main)} masked LMs, {millions(main[0].budget)} tokens): "
+            f"Macaron's order {did[said['order']]}, its split FFN {did[said['split']]}.")
 
 
 def conditions(race: list[RaceRun]) -> str:
