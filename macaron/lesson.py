@@ -121,7 +121,7 @@ LESSON = (
         "Transformer vs Macaron", "views/compare.py",
         dict(mode="models", s=PRESETS["bank (river)"], a="{transformer}", b="{macaron}", at_a="final",
              at_b="final", norm="1"),
-        "Transformer (attention, then FFN) vs Macaron (½ FFN, attention, ½ FFN) on one clock: ▶ Play. {race}",
+        "Transformer vs Macaron (½ FFN, attention, ½ FFN), one clock: ▶ Play. {race}",
         "One layer clock for both: ½ + ½ (Transformer) and ¼ + ½ + ¼ (Macaron) are shares of layer time, not "
         "step sizes; each half-FFN runs at fraction ½ of the step. Each panel has its own PCA: two models' "
         "coordinates are unrelated. In the app, *Overlaid after Procrustes* puts B onto A with one "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import urllib.parse
 from pathlib import Path
@@ -292,6 +293,11 @@ def test_presenter_mode_and_the_lesson(server, page):
     page.wait_for_function("() => location.search.includes('lesson=2')", timeout=PATIENCE)
     page.wait_for_function(f"() => ({DRAWN})()[0].includes('diffusion')", timeout=PATIENCE)
     assert "present=1" in page.url and not page.locator("[data-testid='stSidebar']").is_visible()
+    # step 2 rings bank and writes whom it listened to above the plot, at a size a room reads (issue 77)
+    heard = page.locator(".js-plotly-plot .annotation-text", has_text="bank listened to:")
+    heard.wait_for(timeout=PATIENCE)
+    assert re.search(r"bank listened to: .+ \d+ % · .+ \d+ %", heard.text_content())
+    assert heard.evaluate("t => parseFloat(t.style.fontSize)") >= 16
 
 
 def test_each_lesson_step_keeps_its_figure_and_play_on_the_first_screen(server, page):

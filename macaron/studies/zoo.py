@@ -406,8 +406,8 @@ def gist(race: list[RaceRun]) -> str:
     if "no pair" in said.values() or "unknown" in said.values() or "one seed" in said.values():
         return "The lab's race has too few seeds to say yet what makes Macaron's layer better."
     did = {"none": "made no measurable difference", "b": "helped", "a": "hurt"}  # the loss: lower, higher
-    return (f"The lab's race, on its own models ({recipes(main)} masked LMs, {millions(main[0].budget)} tokens): "
-            f"Macaron's order {did[said['order']]}, its split FFN {did[said['split']]}.")
+    return (f"A separate race ({recipes(main)} masked LMs, {millions(main[0].budget)} tokens): Macaron's order "
+            f"{did[said['order']]}, its split FFN {did[said['split']]}.")
 
 
 def conditions(race: list[RaceRun]) -> str:
