@@ -8,6 +8,7 @@ import plotly
 import plotly.graph_objects as go
 import pytest
 
+import macaron
 from macaron import plot
 from macaron.plot import style
 from macaron.plot.particles import MOST_LABELLED, plane, plot_widths
@@ -349,6 +350,8 @@ def test_a_focus_particle_is_ringed_and_its_weights_are_spelled_out_frame_by_fra
     hidden = plot.particles(traj, proj, focus=0)  # [CLS], left out of the plane: named, not ringed
     ring = next(t for t in frame_traces(hidden, 1) if t.get("name") == "focus")
     assert np.isnan(decoded(ring["x"])).all()
+    with pytest.raises(macaron.InputError, match="focus=7: no such particle; this trajectory has 7"):
+        plot.particles(traj, proj, focus=7)
     validated(fig)
 
 

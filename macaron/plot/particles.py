@@ -11,6 +11,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from ..network.reading import InputError
 from ..schemes import CONVECTION, CROSS, SUBSTEP_KINDS
 from ..studies.analysis import Projection, listens_to
 from ..trajectory import Trajectory
@@ -449,6 +450,9 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     traj.tokens) ringed in 2-D, whose weights each frame spells out above the plot (heard_said)."""
     S = len(traj.labels)
     start = int(np.clip(start, 0, S - 1))
+    if focus is not None and not 0 <= focus < len(traj.tokens):
+        raise InputError(f"focus={focus}: no such particle; this trajectory has {len(traj.tokens)} (0 to "
+                         f"{len(traj.tokens) - 1}, traj.tokens.index(word) finds one)")
     three = np.shape(proj.coords)[-1] == 3
     margin = dict(l=60, r=12, t=86 + 3 * (font_size - 14), b=104)  # the title and the legend grow with the font
     margin["t"] += legend_room(traj, font_size, width, margin)
