@@ -67,6 +67,16 @@ for i, token in enumerate(traj.tokens):
 plot.mixing_heatmap(traj, first).show()
 
 # %% [markdown]
+# One particle's row, largest first (`analysis.listens_to`), and the animation with that particle ringed and its four
+# largest weights written above the plot after every attention sub-step (the app's *Spell out whom a word listens
+# to*, and what lesson step 2 shows for *bank*): readable where a projected matrix is not.
+
+# %%
+mask = traj.tokens.index("[MASK]")
+print("[MASK] listens to", ", ".join(f"{traj.tokens[j]} {w:.0%}" for j, w in analysis.listens_to(traj, first, mask)))
+plot.particles(traj, projection, focus=mask).show()
+
+# %% [markdown]
 # ## The logit lens
 #
 # The model's masked-word head read off the `[MASK]` particle's state after every sub-step: what it would guess if
@@ -82,10 +92,12 @@ plot.logit_lens(lens, traj).show()
 # %% [markdown]
 # ## What this showed, checked
 #
-# Every row of an attention sub-step's mixing matrix is a set of weights that sums to 1, a convection sub-step
-# records none, and after the last sub-step the model's first guess for "he was born in new [MASK] ." is *york*.
+# Every row of an attention sub-step's mixing matrix is a set of weights that sums to 1 (the [MASK]'s largest is the
+# one `listens_to` names first), a convection sub-step records none, and after the last sub-step the model's first
+# guess for "he was born in new [MASK] ." is *york*.
 
 # %%
 assert np.allclose(weights.sum(axis=1), 1.0, atol=1e-4)
+assert analysis.listens_to(traj, first, mask)[0] == (int(weights[mask].argmax()), float(weights[mask].max()))
 assert all(traj.mixing[k] is None for k, step in enumerate(traj.steps) if step.kind == "convection")
 assert lens[-1][0][0] == "york", lens[-1]
