@@ -18,7 +18,8 @@ import macaron
 from macaron import lesson
 from macaron.formats.folder import CheckpointError
 from macaron.formats.registry import LOADS, fields_of
-from macaron.plot.style import model_label  # noqa: F401  (the pages label models with it)
+from macaron.plot.particles import named
+from macaron.plot.style import display_token, model_label  # noqa: F401  (the pages label models with it)
 from macaron.schemes import ORDERS_SAID
 from macaron.sources import hub, shipped
 from macaron.sources.shipped import default_pair
@@ -117,6 +118,22 @@ def resend(key: str) -> None:
     lesson asked for (seen at 1920 × 1080 and 1280 × 720, now and then, on a fresh server)."""
     if presenting() and key in st.session_state:
         st.session_state[key] = st.session_state[key]  # a value set by the script is sent with the widget
+
+
+def focus_picker(key: str, tokens: list[str]) -> int | None:
+    """The sidebar's particle whose weights the figure spells out (plot.particles' focus): its index in `tokens` (the
+    first of a repeated word), or None. The URL keeps its word as labelled (`focus=the`); a word the sentence lacks
+    picks none."""
+    words = list(dict.fromkeys(display_token(t) for t in tokens))
+    init_widget(key, "focus", "", valid=lambda v: v in words or v == "")
+    if st.session_state[key] not in words:
+        st.session_state[key] = ""
+    with st.sidebar:
+        st.selectbox("Spell out whom a word listens to", [""] + words, key=key, format_func=lambda w: w or "(none)",
+                     help="Ringed in the plane; above it, after each attention sub-step, the four it listened to "
+                          "most and their weights (its row of the matrix). Not drawn with What if… nor with two "
+                          "models side by side.")
+    return named(tokens, st.session_state[key])
 
 
 def not_drawn(*keys: str) -> None:

@@ -141,15 +141,16 @@ LESSON = (
         "last", "the last state, at the plateau and with the final weights: the guesses change, the directions stay"),
     LessonStep(
         "Two particle systems", "views/translate.py",
-        dict(src=TRANSLATION_SENTENCE, m=TRANSLATOR, beam="5", frame="12", norm="1", hide="1", trail="0"),
-        "A translator moves two systems: the encoder moves the Spanish sentence's particles (●), then the decoder "
-        "the English translation's (◆). In a cross-attention sub-step (purple) the source stays put and pulls each "
-        "translation particle: a force from outside its own system, an external field. Press ▶ Play.",
+        dict(src=TRANSLATION_SENTENCE, m=TRANSLATOR, beam="5", frame="12", norm="1", hide="1", trail="0", focus="the"),
+        "The encoder moves the Spanish particles (●), then the decoder the English ones (◆). In cross-attention "
+        "(purple) the source stays put and pulls each English particle: an external field. Above the plot: whom the "
+        "ringed \"the\" (it writes bench) listened to.",
         "Derived, so true of every encoder–decoder: cross-attention's keys and values are the encoder's last states, "
         "which no decoder sub-step changes, so for the translation's particles they are a field that depends on where "
         "each particle is, never a force it exerts back. Each translation particle writes the word after it. On the "
-        "shipped translator the dotted arrow of the \"the\" that writes bench points at banco in layers 1 and 2; type "
-        "\"Llevé el dinero al banco.\" and the \"the\" that writes bank points at banco too: one source word, read "
+        "shipped translator the ringed \"the\" that writes bench listens most to banco in layers 1 and 2 (the line "
+        "above the plot, and its dotted arrow); type \"Llevé el dinero al banco.\" and the \"the\" that writes bank "
+        "listens most to banco too: one source word, read "
         "as bench or as bank from the rest of the sentence, which the encoder has mixed into banco's particle. "
         "{translation}",
         12, "the decoder's first cross-attention: the source still, the translation pulled toward it"),

@@ -222,8 +222,8 @@ def test_the_plan_says_whom_bank_listens_to_as_the_shipped_model_does():
     plan = (Path(__file__).resolve().parent.parent / "docs" / "teach" / "plan.md").read_text()
     top, t = sorted(range(len(traj.tokens)), key=lambda j: -rows[0][j])[:4], traj.tokens
     named = [f"{j}·{t[j]}" if t.count(t[j]) > 1 else t[j] for j in top]  # as the figure names a repeated word
-    assert "(" + " · ".join(f"{n} {percent(rows[0][j])}" for n, j in zip(named, top)) + \
-        f"; even would be {percent(1 / len(traj.tokens))})" in plan
+    assert "(" + " · ".join(f"{n} {percent(rows[0][j])}" for n, j in zip(named, top)) + ", " in plan
+    assert f"; even would be {percent(1 / len(traj.tokens))})" in plan
     assert int(np.argmax(rows[1])) == bank and f"in layer 2 most to itself ({percent(rows[1][bank])})" in plan
     cls = traj.tokens.index("[CLS]")
     assert all(int(np.argmax(r)) == cls for r in rows[2:]) and len(rows) == 6

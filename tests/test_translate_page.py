@@ -18,6 +18,7 @@ import pytest
 import macaron
 from conftest import make_tiny_models, make_tiny_translation
 from macaron import plot
+from macaron.plot.particles import named
 from macaron.plot.style import display_token, esc, short_token
 from macaron.schemes import CONVECTION, CROSS, DIFFUSION
 from macaron.studies import analysis
@@ -194,6 +195,33 @@ def test_the_page_translates_and_lists_only_translation_models(pair_dir, monkeyp
     at.run()
     assert not at.exception
     assert at.selectbox(key="p_model").options == ["tiny-macaron", "tiny-transformer"]
+
+
+def test_a_linked_word_is_ringed_and_its_cross_attention_spelled_out(pair_dir, monkeypatch, translated):
+    """focus=<word> (as labelled, word-start mark aside): the picker holds it, and at the decoder's first
+    cross-attention the figure says whom that translation particle listened to, largest first, read here from the
+    joint trajectory's target-row, source-column block by a plain sort (head mean)."""
+    model, tr = translated
+    both = joint(tr)
+    S = both.meta["two_systems"]["source"]
+    i = next(k for k in range(S, len(both.tokens)) if display_token(both.tokens[k]) not in
+             {display_token(t) for t in both.tokens[:k]})  # the first target word that is no earlier particle's label
+    word = display_token(both.tokens[i])
+    at = _app(pair_dir, monkeypatch, src=SENTENCE, beam="1", focus=word)
+    assert at.selectbox(key="t_focus").value == word
+    k = next(k for k, s in enumerate(both.steps) if s.kind == CROSS)
+    row = both.mixing[k].mean(0)[i]
+    first = max(range(S), key=lambda j: row[j])
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    said = " ".join(a["text"] for a in fig["frames"][k + 1]["layout"]["annotations"])
+    assert f"<b>{esc(word)}</b> listened to: " in said
+    twice = both.tokens.count(both.tokens[first]) > 1  # a repeated word goes by its place
+    notes = [" ".join(a["text"] for a in f["layout"]["annotations"]) for f in fig["frames"]]
+    assert notes[1].endswith(f"<b>{esc(word)}</b> stays put")  # the encoder moves the source only
+    ffn = next(f for f in range(both.meta["two_systems"]["encoder_steps"] + 1, len(notes))
+               if both.steps[f - 1].kind == CONVECTION)
+    assert notes[ffn].endswith(f"<b>{esc(word)}</b> reads only itself")
+    assert said.split("listened to: ")[1].startswith(esc(display_token(both.tokens[first], first if twice else None)))
 
 
 def test_the_shares_are_measured_over_the_presets_when_asked(pair_dir, monkeypatch):
@@ -568,10 +596,19 @@ def test_the_lessons_translation_claim_holds_on_the_shipped_translator():
         target = both.tokens[S:]
         writer = S + target.index(word) - 1  # the particle whose next word it is
         assert both.tokens[writer] == "▁the", target
+        if sentence == lesson.TRANSLATION_SENTENCE:  # the particle the step rings and spells out
+            assert named(both.tokens, lesson.step(7).view["focus"]) == writer
         crosses = [k for k, s in enumerate(both.steps) if s.kind == CROSS][:2]
         assert [both.labels[k + 1].split(" · ")[0] for k in crosses] == ["decoder layer 1", "decoder layer 2"]
         for k in crosses:
             w = both.mixing[k].mean(0)[writer, :S]
             assert both.tokens[int(w.argmax())] == "▁banco", (sentence, both.labels[k + 1], w)
+        if sentence == lesson.TRANSLATION_SENTENCE:  # the plan's figures, as the line above the plot writes them
+            banco = both.tokens.index("▁banco")
+            w1, w2 = (f"{both.mixing[k].mean(0)[writer, banco]:.0%}".replace("%", " %") for k in crosses)
+            docs = Path(__file__).resolve().parent.parent / "docs"
+            plan, page = (docs / "teach" / "plan.md").read_text(), (docs / "app" / "translate.md").read_text()
+            assert f"listened most to *banco* ({w1} in decoder layer 1; " in plan and f"cross-attention: {w2})" in plan
+            assert f"*banco* {w1} in the shipped translator's first cross-attention" in " ".join(page.split())
     step = next(s for s in lesson.LESSON if s.page.endswith("translate.py"))
     assert int(step.view["frame"]) == step.print_at == crosses[0] + 1  # the step opens and prints at that sub-step

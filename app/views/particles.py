@@ -9,7 +9,7 @@ import explorer_state as state
 import whatif_panel as panel
 from macaron import plot
 from macaron.plot import slides
-from macaron.plot.style import CONVECTION_COLOR, DIFFUSION_COLOR, display_token
+from macaron.plot.style import CONVECTION_COLOR, DIFFUSION_COLOR
 from macaron.plot.whatif import Run
 from macaron.schemes import F_AND_G, PHI_SAID, SCHEMES
 from macaron.studies import analysis
@@ -119,18 +119,10 @@ def frame_and_heads(traj, url: dict) -> tuple[int, str, int | None]:
             head_sel = st.radio("Attention heads", ["mean"] + [str(h + 1) for h in range(heads)], key="p_head",
                                 horizontal=True, help="Who pulls whom: the mixing matrix averaged over heads, or "
                                                       "one head.")
-    words = list(dict.fromkeys(traj.tokens))
-    state.init_widget("p_focus", "focus", "", valid=lambda v: v in words or v == "")
-    if st.session_state["p_focus"] not in words:
-        st.session_state["p_focus"] = ""
-    with st.sidebar:
-        st.selectbox("Spell out whom a word listens to", [""] + words, key="p_focus",
-                     format_func=lambda w: display_token(w) if w else "(none)",
-                     help="Ringed in the plane; above it, after each attention sub-step, the four it listened to "
-                          "most and their weights (its row of the matrix). Not drawn with What if….")
+    focus = state.focus_picker("p_focus", traj.tokens)
     url.update(frame=frame, head=head_sel if heads > 1 else None, focus=st.session_state["p_focus"] or None)
     state.sync_url(url)
-    return frame, head_sel, traj.tokens.index(st.session_state["p_focus"]) if st.session_state["p_focus"] else None
+    return frame, head_sel, focus
 
 
 def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, focus: int | None, found, spec, dim: str,

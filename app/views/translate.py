@@ -86,7 +86,7 @@ def altered(picks, text: str, beam: int, spec) -> list | None:
 
 
 def what_if(picks, text: str, beam: int, spec, alt, both, dim: str, hide_special: bool, label_mode: str, trail: int,
-            normalised: bool, frame: int):
+            normalised: bool, frame: int, focus: int | None):
     """Each model's altered translation over its translation as trained, both systems on one clock (2-D)."""
     runs = [Run(before, after, *cache.what_if_projection(((path, text, beam),), spec, normalised, hide_special),
                 effect, name if len(picks) > 1 else "")
@@ -222,16 +222,19 @@ def view_options(both, url: dict) -> dict:
     state.init_widget("t_frame", "frame", 0, parse=int, valid=lambda v: 0 <= v < S)
     frame = min(st.session_state["t_frame"], S - 1)
     normalised = st.session_state["t_norm"]
-    url.update(dim=dim, hide=hide, labels=labels, trail=trail, norm=normalised, frame=frame)
+    focus = state.focus_picker("t_focus", both.tokens)
+    url.update(dim=dim, hide=hide, labels=labels, trail=trail, norm=normalised, frame=frame,
+               focus=st.session_state["t_focus"] or None)
     state.sync_url(url)
-    return dict(dim=dim, hide_special=hide, label_mode=labels, trail=trail, normalised=normalised, frame=frame)
+    return dict(dim=dim, hide_special=hide, label_mode=labels, trail=trail, normalised=normalised, frame=frame,
+                focus=focus)
 
 
 def animation(picked, text: str, beam: int, both, dim: str, hide_special: bool, label_mode: str, trail: int,
-              normalised: bool, frame: int):
+              normalised: bool, frame: int, focus: int | None):
     """Both systems on one clock: the figure and the switch between the two views of the states."""
     proj = cache.project_translation(picked[1], text, beam, 3 if dim == "3D" else 2, normalised, hide_special)
-    fig = plot.particles(both, proj, start=frame, trail=trail, labels=label_mode, **size())
+    fig = plot.particles(both, proj, start=frame, trail=trail, labels=label_mode, focus=focus, **size())
     st.plotly_chart(fig, key="t_anim", config=dict(displaylogo=False, toImageButtonOptions=dict(scale=2)), theme=None)
     st.segmented_control("Show the states", list(VIEWS), key="t_norm", format_func=VIEWS.get, required=True,
                          label_visibility="collapsed")
@@ -279,7 +282,7 @@ def size() -> dict:
 
 
 def side_by_side(picks, text: str, beam: int, boths, dim: str, hide_special: bool, label_mode: str, trail: int,
-                 normalised: bool, frame: int):
+                 normalised: bool, frame: int, focus: int | None):
     """Two translation models on one clock: each panel at its latest state at every time (2-D)."""
     projs = [cache.project_translation(path, text, beam, 2, normalised, hide_special) for _, path in picks]
     fig = plot.compare(list(boths), projs, [name for name, _ in picks], trail=trail, labels=label_mode,

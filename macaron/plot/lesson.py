@@ -36,7 +36,7 @@ from .compare import compare
 from .guesses import logit_lens
 from .lab import convergence, toy_particles
 from .lesson_whatif import whatif_step
-from .particles import particles
+from .particles import named, particles
 from .style import model_label
 
 WIDTH = 1040          # every figure's width in pixels: a 1280-wide screen and a landscape A4 page both hold it
@@ -182,7 +182,7 @@ def particles_panel(ms: Models, folder: Path, text: str, view: dict, step: lesso
             else analysis.project(trajs[0], 2, normalised=True, hide_special=True))
     traj = trajs[stages.index(chosen)]
     start = int(view.get("frame", 0))
-    focus = traj.tokens.index(view["focus"]) if view.get("focus") in traj.tokens else None  # as the app's picker
+    focus = named(traj.tokens, view.get("focus"))  # as the app's picker
     fig = particles(traj, proj, start=min(start, len(traj.labels) - 1), trail=int(view.get("trail", 4)),
                     height=HEIGHT, width=WIDTH, font_size=font_size, focus=focus)
     f = _frame(step.print_at, len(traj.labels))
@@ -295,7 +295,8 @@ def translation_panel(translator, step: lesson.LessonStep, div_id: str, font_siz
     both = joint(tr)
     proj = analysis.project(both, 2, normalised=v.get("norm", "1") == "1", hide_special=v.get("hide", "1") == "1")
     f = next(k + 1 for k, s in enumerate(both.steps) if s.kind == CROSS)
-    fig = particles(both, proj, start=f, trail=int(v.get("trail", 4)), height=HEIGHT, width=WIDTH, font_size=font_size)
+    fig = particles(both, proj, start=f, trail=int(v.get("trail", 4)), height=HEIGHT, width=WIDTH, font_size=font_size,
+                    focus=named(both.tokens, v.get("focus")))
     two = both.meta["two_systems"]
     caption = (f"{html.escape(model.config.name or str(translator or v['m']))}, beam {tr.beam}: "
                f"“{html.escape(v['src'])}” → “{html.escape(tr.text)}” · {two['source']} source and "

@@ -235,17 +235,23 @@ def heard_said(traj: Trajectory, f: int, i: int | None, head: int | None = None)
     if i is None or f == 0:
         return ""
     who = f"<b>{esc(display_token(traj.tokens[i]))}</b>"
+    if i not in mixing_block(traj, f)[0]:
+        return f"{who} stays put"  # the other system of two moves
     if traj.mixing[f - 1] is None:
         return f"{who} reads only itself"
     heard = listens_to(traj, f - 1, i, head)
-    if not heard:
-        return f"{who} stays put"  # the other system of two
     twice = {t for t in traj.tokens if traj.tokens.count(t) > 1}  # a repeated word goes by its place, as in the matrix
 
     def name(j: int) -> str:
         return "itself" if j == i else esc(display_token(traj.tokens[j], j if traj.tokens[j] in twice else None))
 
     return f"{who} listened to: " + " · ".join(f"{name(j)} {100 * w:.0f} %" for j, w in heard)
+
+
+def named(tokens: Sequence[str], word: str | None) -> int | None:
+    """The first particle whose label reads `word` (display_token: "the" finds "▁the" and "Ġthe"), or None: how the
+    app's URL and the lesson name the particle in focus, whatever the tokenizer marks words with."""
+    return next((i for i, t in enumerate(tokens) if word and display_token(t) == word), None)
 
 
 def ring(p: Plane, f: int, i: int | None) -> dict:
