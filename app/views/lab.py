@@ -148,7 +148,8 @@ def section_orders(o: dict) -> None:
         st.markdown("**Global error** after T/h steps: the local errors add up, one order is lost: $O(h)$ for "
                     "Lie–Trotter, $O(h^2)$ for Strang–Marchuk. With **one Euler step per sub-step**, the move a "
                     "residual sub-layer makes, both are $O(h^2)$ locally and $O(h)$ globally (choose that solver in "
-                    "the sidebar); with **untied halves**, see 2b.")
+                    + ("the sidebar, outside presenter mode" if state.presenting() else "the sidebar")
+                    + "); with **untied halves**, see 2b.")
     with right:
         st.markdown("**Why** (linear case, F = Ax, G = Bx): the Baker–Campbell–Hausdorff formula")
         st.latex(r"e^{h B} e^{h A} = e^{h(A+B) + \frac{h^2}{2}[B,A] + O(h^3)}")
