@@ -18,8 +18,7 @@ import macaron
 from macaron import lesson
 from macaron.formats.folder import CheckpointError
 from macaron.formats.registry import LOADS, fields_of
-from macaron.plot.particles import named
-from macaron.plot.style import display_token, model_label  # noqa: F401  (the pages label models with it)
+from macaron.plot.style import display_token, model_label, named  # noqa: F401  (the pages label models with it)
 from macaron.schemes import ORDERS_SAID
 from macaron.sources import hub, shipped
 from macaron.sources.shipped import default_pair

@@ -130,8 +130,9 @@ LESSON = (
     LessonStep(
         "What learning changes", "views/particles.py",
         dict(s=PRESETS["school [MASK]"], m="{transformer}", at="plateau", frame="0", norm="1", trail="4", focus=""),
-        "At the plateau the model guesses the same few words whatever the sentence (its guesses for [MASK], below). "
-        "Move the stage to rise, then final, and Play each time: once it reads word order, it guesses school.",
+        "At the plateau the model guesses the same few words whatever the sentence (its guess for [MASK] in the "
+        "title, more below). Move the stage to rise, then final, and Play each time: once it reads word order, it "
+        "guesses school.",
         "The stages: the random start; the plateau, the last evaluation before the model reads word order "
         "(context effect below 0.05 nats: it reads which words are around, not their order); the rise, the "
         "first with half of its final context effect; the final weights. One PCA fitted on the sentence at "

@@ -11,7 +11,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import explorer_state as state
+import macaron
 from macaron import lesson
+from macaron.plot.style import esc
 from macaron.studies import zoo
 from test_plot import decoded
 
@@ -236,6 +238,10 @@ def test_particles_reopens_a_shared_link():
     assert at.selectbox(key="p_mask").value == 3 and at.radio(key="p_head").value == "3"
     assert spec(at)["layout"]["sliders"][0]["active"] == 4  # the animation opens at the shared frame
     assert at.selectbox(key="p_focus").value == "bank"  # whose weights the figure spells out, head 3's
+    model = macaron.load(str(state.model_paths()["tiny-macaron"]), device="cpu")  # each title: its state's guess
+    traj = model.trace(state.mask_word(q["s"], 3))
+    (word, p), = model.logit_lens(traj, traj.guess_at, k=1)[-1]
+    assert spec(at)["frames"][-1]["layout"]["title"]["text"].endswith(f"guess: “{esc(word)}” {100 * p:.0f} %")
     heard = analysis_heard(at, "bank", 3)
     assert heard and heard in frame_notes(spec(at), 2)  # Macaron: ½C, D, ½C: state 2 follows the diffusion
     for k, v in q.items():

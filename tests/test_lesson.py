@@ -101,7 +101,10 @@ def test_each_step_draws_the_apps_figure_at_the_steps_view(page, models_dir, sta
         np.testing.assert_allclose(np.stack([decoded(dots["x"]), decoded(dots["y"])], -1), proj.coords[0], atol=1e-4)
         ranges.append(layout["xaxis"]["range"])
     assert ranges[0] != ranges[-1]
-    assert figure_spec(page, "fig-6-1")[1]["title"]["text"] == frame_title(school, 0)  # the view's frame 0
+    plateau = macaron.load(staged, device="cpu", at=stages[1].tokens)  # the view's frame 0, and its state's guess
+    (word, p), = plateau.logit_lens(plateau.trace(lesson.PRESETS["school [MASK]"]), school.guess_at, k=1)[0]
+    assert figure_spec(page, "fig-6-1")[1]["title"]["text"] == frame_title(school, 0) + f"  ·  guess: “{word}” " \
+        f"{100 * p:.0f} %"
     for i, s in enumerate(stages):
         assert f"<button type='button' data-stage='{i}'" in page and f">{s.name}</button>" in page
         _, lens_layout, _ = figure_spec(page, f"lens-6-{i}")

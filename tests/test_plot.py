@@ -355,6 +355,19 @@ def test_a_focus_particle_is_ringed_and_its_weights_are_spelled_out_frame_by_fra
     validated(fig)
 
 
+def test_each_frames_title_names_the_guess_given_for_its_state(synthetic):
+    """guesses (the logit lens's first answer per state): each frame's title ends with its own, quoted (a lone comma
+    stays visible); none asked, none said."""
+    traj = synthetic("macaron")
+    proj = analysis.project(traj)
+    guesses = [(f"w{f}", f / 100) for f in range(len(traj.labels))]
+    fig = plot.particles(traj, proj, guesses=guesses, start=2).to_dict()
+    for f, frame in enumerate(fig["frames"]):
+        assert frame["layout"]["title"]["text"].endswith(f"  ·  guess: “w{f}” {f} %")
+    assert fig["layout"]["title"]["text"].endswith("guess: “w2” 2 %")  # the opening frame's
+    assert not any("guess" in f["layout"]["title"]["text"] for f in plot.particles(traj, proj).to_dict()["frames"])
+
+
 def test_displacement_bars_span_layer_time_on_one_scale(synthetic):
     t, m = synthetic("transformer"), synthetic("macaron")
     fig = validated(plot.displacement([t, m], ["T", "M"]))

@@ -18,8 +18,7 @@ import pytest
 import macaron
 from conftest import make_tiny_models, make_tiny_translation
 from macaron import plot
-from macaron.plot.particles import named
-from macaron.plot.style import display_token, esc, short_token
+from macaron.plot.style import display_token, esc, named, short_token
 from macaron.schemes import CONVECTION, CROSS, DIFFUSION
 from macaron.studies import analysis
 from macaron.translation.model import EXAMPLES, joint

@@ -142,7 +142,10 @@ def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, focu
         proj, shown = pa, altered
     else:
         proj, _ = cache.stage_frame(stages, picked[1], sent, 3 if dim == "3D" else 2, normalised, hide_special)
-        fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode, head=head, focus=focus, **size)
+        guesses = ([top[0] for top in model.logit_lens(traj, traj.guess_at, k=1)]  # the title names each state's
+                   if model.has_head and traj.guess_at is not None else None)   # guess (the logit lens below)
+        fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode, head=head, focus=focus,
+                             guesses=guesses, **size)
         shown = traj
     st.plotly_chart(fig, key="p_anim", config=dict(displaylogo=False, toImageButtonOptions=dict(scale=2)), theme=None)
     st.segmented_control("Show the states", list(VIEWS), key="p_norm", format_func=VIEWS.get, required=True,

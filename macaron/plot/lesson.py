@@ -36,8 +36,8 @@ from .compare import compare
 from .guesses import logit_lens
 from .lab import convergence, toy_particles
 from .lesson_whatif import whatif_step
-from .particles import named, particles
-from .style import model_label
+from .particles import particles
+from .style import model_label, named
 
 WIDTH = 1040          # every figure's width in pixels: a 1280-wide screen and a landscape A4 page both hold it
 HEIGHT = 480          # the app's animation height (explorer_state.figure_size)
@@ -183,12 +183,14 @@ def particles_panel(ms: Models, folder: Path, text: str, view: dict, step: lesso
     traj = trajs[stages.index(chosen)]
     start = int(view.get("frame", 0))
     focus = named(traj.tokens, view.get("focus"))  # as the app's picker
+    model = ms.model(folder, chosen if len(stages) > 1 else None)
+    guesses = ([top[0] for top in model.logit_lens(traj, traj.guess_at, k=1)]  # each title: its state's guess
+               if model.has_head and traj.guess_at is not None else None)
     fig = particles(traj, proj, start=min(start, len(traj.labels) - 1), trail=int(view.get("trail", 4)),
-                    height=HEIGHT, width=WIDTH, font_size=font_size, focus=focus)
+                    height=HEIGHT, width=WIDTH, font_size=font_size, focus=focus, guesses=guesses)
     f = _frame(step.print_at, len(traj.labels))
     still = particles(traj, proj, start=f, trail=int(view.get("trail", 4)), height=HEIGHT, width=WIDTH,
-                      font_size=font_size, focus=focus)
-    model = ms.model(folder, chosen if len(stages) > 1 else None)
+                      font_size=font_size, focus=focus, guesses=guesses)
     seen = analysis.share_in_view(traj, proj, True)
     caption = (f"{html.escape(model_label(model))} · {len(traj.tokens)} particles · {traj.n_steps} sub-steps · "
                f"PC1 and PC2 explain {proj.explained[:2].sum():.0%} of the variance of all states"

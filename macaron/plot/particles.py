@@ -248,12 +248,6 @@ def heard_said(traj: Trajectory, f: int, i: int | None, head: int | None = None)
     return f"{who} listened to: " + " · ".join(f"{name(j)} {100 * w:.0f} %" for j, w in heard)
 
 
-def named(tokens: Sequence[str], word: str | None) -> int | None:
-    """The first particle whose label reads `word` (display_token: "the" finds "▁the" and "Ġthe"), or None: how the
-    app's URL and the lesson name the particle in focus, whatever the tokenizer marks words with."""
-    return next((i for i, t in enumerate(tokens) if word and display_token(t) == word), None)
-
-
 def ring(p: Plane, f: int, i: int | None) -> dict:
     """A ring around particle i at state f (2-D), the one heard_said speaks of; nothing where it is not drawn."""
     shown = i is not None and bool(p.keep[i])
@@ -441,7 +435,8 @@ def _mixing_frame(traj: Trajectory, f: int, head: int | None, names: bool = Fals
 
 def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int = 4, labels: str = "auto",
               head: int | None = None, height: int = 500, width: int | tuple[int, int] = (660, 1560),
-              font_size: int = 14, ranges: list | None = None, focus: int | None = None) -> go.Figure:
+              font_size: int = 14, ranges: list | None = None, focus: int | None = None,
+              guesses: Sequence[tuple[str, float]] | None = None) -> go.Figure:
     """The particles animation, one frame per recorded state in one fixed PCA frame, and beside it the mixing matrix
     of the same sub-step: an AnimatedFigure, whose frames are in `raw_frames` (plain dicts that `to_dict`, `to_html`
     and `plot.to_html` include; `frames` stays empty).
@@ -453,7 +448,8 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     widest it may stretch to): the size it is drawn at, for which labels are placed; `head`: one
     attention head, or None for their mean; `ranges`: fixed axis ranges (default: around this trajectory's
     coordinates), e.g. one range for a sentence at every stage of training; `focus`: a particle (index into
-    traj.tokens) ringed in 2-D, whose weights each frame spells out above the plot (heard_said)."""
+    traj.tokens) ringed in 2-D, whose weights each frame spells out above the plot (heard_said); `guesses`: per state
+    the model's top guess (word, probability: model.logit_lens(...)[f][0]), named in each frame's title."""
     S = len(traj.labels)
     start = int(np.clip(start, 0, S - 1))
     if focus is not None and not 0 <= focus < len(traj.tokens):
@@ -485,15 +481,19 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
         return [dict(text=f"<b>who pulls whom</b>{said}", x=1.0, y=1.0, xref="paper", yref="paper", xanchor="right",
                      align="right", yanchor="bottom", showarrow=False, font=dict(size=font_size - 2))]  # in the figure
 
+    def titled(f: int) -> str:  # the frame's title, with what the model would guess from that state
+        return frame_title(traj, f) + (f"  ·  guess: “{esc(guesses[f][0])}” {100 * guesses[f][1]:.0f} %"
+                                       if guesses else "")
+
     blocks = mixing and "two_systems" in traj.meta  # each frame its own block: its names and range
     shown = blocks and _largest_block(traj) <= 40
     frames = [dict(name=str(f), traces=list(range(len(data))),
                    data=plane_frame(p, f) + ([ring(p, f, focus)] if ringed else [])
                    + ([_mixing_frame(traj, f, head)] if mixing else []),
-                   layout=dict(title=dict(text=frame_title(traj, f)), annotations=annotations(f),
+                   layout=dict(title=dict(text=titled(f)), annotations=annotations(f),
                                **(_matrix_ticks(traj, f, shown) if blocks else {})))
               for f in range(S)]
-    layout = base_layout(height, title=dict(text=frame_title(traj, start), x=0.0, xanchor="left", xref="paper",
+    layout = base_layout(height, title=dict(text=titled(start), x=0.0, xanchor="left", xref="paper",
                                             y=1.0 - 12 / height, yref="container", yanchor="top",
                                             font=dict(size=font_size + 3)),
                          font=dict(base_layout(0)["font"], size=font_size), margin=margin, uirevision="particles",

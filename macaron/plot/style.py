@@ -139,6 +139,12 @@ def display_token(tok: str, i: int | None = None) -> str:
     return tok if i is None else f"{i}·{tok}"
 
 
+def named(tokens: Sequence[str], word: str | None) -> int | None:
+    """The first particle whose label reads `word` (display_token: "the" finds "▁the" and "Ġthe"), or None: how the
+    app's URL and the lesson name the particle in focus, whatever the tokenizer marks words with."""
+    return next((i for i, t in enumerate(tokens) if word and display_token(t) == word), None)
+
+
 def short_token(tok: str) -> str:
     """A token as a matrix names its row or column: its first 9 characters."""
     return display_token(tok)[:9]
