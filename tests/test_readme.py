@@ -34,8 +34,9 @@ def test_the_library_examples_run_and_say_what_they_print(monkeypatch):
                 said = ast.literal_eval(m["claim"]) if m["claim"].startswith("'") else eval(m["claim"])
                 assert (value if isinstance(value, str | tuple) else value.shape) == said, line
                 claims += 1
-    assert claims == 5 and len(shown) == 3  # the shapes, the label, the kind; learning, particles and compare drawn
+    assert claims == 5 and len(shown) == 4  # the shapes, the label, the kind; learning, particles twice, compare drawn
     assert namespace["traj_a"].tokens == namespace["traj_b"].tokens
+    assert any(t.name == "focus" for t in shown[2].data)  # bank ringed
 
 
 def test_the_scheme_registry_is_as_the_documentation_writes_it():
