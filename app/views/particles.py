@@ -33,14 +33,15 @@ def render() -> None:
     frame, head_sel, focus = frame_and_heads(traj, url)
     spec = panel.chosen("p")
     found = cache.what_if(picked[1], sent, spec, picked[0]) if spec else None
-    proj, fig, shown = animation(traj, model, picked, stages, sent, frame, head_sel, focus, found, spec, **view)
+    lens = analysis.answers(model, found[1] if found else traj)  # the run drawn: its titles and the logit lens
+    proj, fig, shown = animation(traj, model, picked, stages, sent, frame, head_sel, focus, lens, found, spec, **view)
     offer = panel.Offer(len(traj.layer_boundaries()) - 1, model.config.n_heads, list(traj.tokens))
     panel.controls("p", offer, spec, spec is not None and found is None, url, [("", found and found[2])],
                    note="The rhythm and the logit lens below are of the altered run; the attribution of the "
                         "model as trained.")
     described(traj, model, stages, proj, found is not None, **view)
     rhythm(shown, proj, view["normalised"])
-    logit_lens(shown, model)
+    logit_lens(shown, model, lens)
     attribution(traj, model, picked, sent, url)
     export(shown, proj, fig, frame, head_sel, view["trail"], view["label_mode"],
            panel.said(spec, traj.tokens) if found else "")
@@ -125,8 +126,8 @@ def frame_and_heads(traj, url: dict) -> tuple[int, str, int | None]:
     return frame, head_sel, focus
 
 
-def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, focus: int | None, found, spec, dim: str,
-              hide_special: bool, label_mode: str, trail: int, normalised: bool):
+def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, focus: int | None, lens, found, spec,
+              dim: str, hide_special: bool, label_mode: str, trail: int, normalised: bool):
     """The figure and the switch between the two views of the states under it: (the projection of the run drawn,
     the figure, the run drawn): the sentence's, or with What if… its altered run over the unaltered one (2-D)."""
     # Everything that depends on the sub-step (the particles and their moves, who pulls whom, the
@@ -142,10 +143,8 @@ def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, focu
         proj, shown = pa, altered
     else:
         proj, _ = cache.stage_frame(stages, picked[1], sent, 3 if dim == "3D" else 2, normalised, hide_special)
-        guesses = ([top[0] for top in model.logit_lens(traj, traj.guess_at, k=1)]  # the title names each state's
-                   if model.has_head and traj.guess_at is not None else None)   # guess (the logit lens below)
         fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode, head=head, focus=focus,
-                             guesses=guesses, **size)
+                             guesses=lens and [top[0] for top in lens], **size)  # each title: its state's guess
         shown = traj
     st.plotly_chart(fig, key="p_anim", config=dict(displaylogo=False, toImageButtonOptions=dict(scale=2)), theme=None)
     st.segmented_control("Show the states", list(VIEWS), key="p_norm", format_func=VIEWS.get, required=True,
@@ -224,8 +223,9 @@ def rhythm(traj, proj, normalised: bool) -> None:
                         theme=None)
 
 
-def logit_lens(traj, model) -> None:
-    """What the model would guess at every sub-step (the logit lens), where its head answers the sentence."""
+def logit_lens(traj, model, guesses) -> None:
+    """What the model would guess at every sub-step (`guesses`: analysis.answers of the run drawn), where its head
+    answers the sentence."""
     st.subheader("What would the model guess, sub-step by sub-step? (logit lens)")
     if not model.has_head:
         what = "next-word" if traj.causal else "masked-language-model"
@@ -235,7 +235,6 @@ def logit_lens(traj, model) -> None:
                 if not traj.causal else "A decoder guesses a word from the words before it: put **[MASK]** after "
                 "at least one word.", icon=":material/lightbulb:")
     else:
-        guesses = model.logit_lens(traj, traj.guess_at, k=5)
         final = ", ".join(f"`{w.replace('`', '')}` {p:.0%}" for w, p in guesses[-1][:3])
         st.markdown(f"Final guesses for {analysis.guess_said(traj)}: {final}")
         st.plotly_chart(plot.logit_lens(guesses, traj), key="p_lens", config=dict(displaylogo=False), theme=None)

@@ -171,9 +171,10 @@ class Panel:
 
 
 def particles_panel(ms: Models, folder: Path, text: str, view: dict, step: lesson.LessonStep, div_id: str,
-                    font_size: int, stage: str | None = None) -> tuple[Panel, object, object]:
+                    font_size: int, stage: str | None = None) -> tuple[Panel, object, list | None]:
     """A Particles view as the app draws it: where the model has stages of training, one PCA of the
-    sentence at every stage, each stage at its own scale (explorer_cache.stage_frame); else its own PCA."""
+    sentence at every stage, each stage at its own scale (explorer_cache.stage_frame); else its own PCA. Returns the
+    panel, the trajectory drawn and its guesses (analysis.answers, whose first answers the titles name)."""
     stages = ms.stages(folder)
     chosen = next((s for s in stages if s.name == (stage or view.get("at", "final"))), stages[-1])
     trajs = [ms.trace(folder, text, s) for s in stages]
@@ -184,8 +185,8 @@ def particles_panel(ms: Models, folder: Path, text: str, view: dict, step: lesso
     start = int(view.get("frame", 0))
     focus = named(traj.tokens, view.get("focus"))  # as the app's picker
     model = ms.model(folder, chosen if len(stages) > 1 else None)
-    guesses = ([top[0] for top in model.logit_lens(traj, traj.guess_at, k=1)]  # each title: its state's guess
-               if model.has_head and traj.guess_at is not None else None)
+    lens = analysis.answers(model, traj)
+    guesses = lens and [top[0] for top in lens]  # each title: its state's guess
     fig = particles(traj, proj, start=min(start, len(traj.labels) - 1), trail=int(view.get("trail", 4)),
                     height=HEIGHT, width=WIDTH, font_size=font_size, focus=focus, guesses=guesses)
     f = _frame(step.print_at, len(traj.labels))
@@ -200,7 +201,7 @@ def particles_panel(ms: Models, folder: Path, text: str, view: dict, step: lesso
                + f". States as the operators read them (each token standardised). This plane holds "
                f"{seen[0]:.0%} of the embedding's spread and {seen[1:].mean():.0%} of a later state's (mean).")
     return Panel(figure_html(fig, div_id), still_html(still, div_id + "-print"),
-                 f"sub-step {f} of {traj.n_steps}: {traj.labels[f]}", caption), traj, model
+                 f"sub-step {f} of {traj.n_steps}: {traj.labels[f]}", caption), traj, lens
 
 
 def lab_panel(step: lesson.LessonStep, div_id: str) -> Panel:
@@ -321,15 +322,14 @@ def whatif_panel(ms: Models, step: lesson.LessonStep, view: dict, div_id: str, f
                  f"sub-step {f} of {plain.n_steps}: {drawn.altered.labels[f]}", drawn.caption)
 
 
-def guesses_html(model, traj) -> tuple[str, list]:
+def guesses_html(traj, lens) -> str:
     """The model's own top 5 where its head answers the sentence (the first [MASK]; a decoder's next word), its
-    last state through its output head, as the app says them."""
-    if traj.guess_at is None or not model.has_head:
-        return "", []
-    lens = model.logit_lens(traj, traj.guess_at, k=5)
+    last state through its output head (`lens`: analysis.answers), as the app says them."""
+    if not lens:
+        return ""
     words = ", ".join(f"<b>{html.escape(w if w.isalnum() else f'“{w}”')}</b> {p:.0%}" for w, p in lens[-1])
     return (f"<p class='guesses'>Guesses for {html.escape(analysis.guess_said(traj))}, most likely first: "
-            f"{words}</p>"), lens
+            f"{words}</p>")
 
 
 # ---- the page --------------------------------------------------------------------------------------
@@ -498,14 +498,13 @@ def _stages_html(ms: Models, k: int, step: lesson.LessonStep, view: dict, font: 
     printed = {STAGE_SHOWN_FIRST, stages[-1].name}
     buttons, panels = [], []
     for i, s in enumerate(stages):
-        panel, traj, model = particles_panel(ms, folder, view["s"], view, step, f"fig-{k}-{i}", font, stage=s.name)
-        words, lens = guesses_html(model, traj)
+        panel, traj, lens = particles_panel(ms, folder, view["s"], view, step, f"fig-{k}-{i}", font, stage=s.name)
         lens_fig = figure_html(logit_lens(lens, traj), f"lens-{k}-{i}") if lens else ""
-        label = s.label() if len(stages) > 1 else (model.config.name or folder.name)
+        label = s.label() if len(stages) > 1 else (ms.model(folder).config.name or folder.name)
         buttons.append(f"<button type='button' data-stage='{i}' aria-pressed='{str(s.name == first).lower()}' "
                        f"onclick='lessonStage(this)'>{html.escape(s.name)}</button>")
         classes = "stage" + (" shown" if s.name == first else "") + (" print" if s.name in printed else "")
-        panel.extra = words
+        panel.extra = guesses_html(traj, lens)
         panels.append(f"<div class='{classes}' data-stage='{i}'>"
                       f"<p class='continued'>{k} · {html.escape(step.title)} (continued)</p>"
                       f"<h3>{html.escape(label)}</h3>{_figure_block(panel, step.print_why)}"

@@ -5,6 +5,7 @@ and attribution in guesses.py.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import NamedTuple, Sequence
 
@@ -13,7 +14,7 @@ import plotly.graph_objects as go
 
 from ..network.reading import InputError
 from ..schemes import CONVECTION, CROSS, SUBSTEP_KINDS
-from ..studies.analysis import Projection, listens_to
+from ..studies.analysis import Projection, attention, listens_to
 from ..trajectory import Trajectory
 from .style import (
     KIND_COLOR,
@@ -128,10 +129,10 @@ def _trail(coords: np.ndarray, f: int, length: int, dims: int) -> list[np.ndarra
 
 
 def _mixing(traj: Trajectory, step: int, head: int | None) -> np.ndarray:
-    m = traj.mixing[step]
+    m = attention(traj, step, head)
     if m is None:
         raise ValueError(f"sub-step {step} ({traj.steps[step].label}) is a convection step: no mixing matrix")
-    return m.mean(0) if head is None else m[min(head, m.shape[0] - 1)]
+    return m
 
 
 @dataclass
@@ -240,10 +241,10 @@ def heard_said(traj: Trajectory, f: int, i: int | None, head: int | None = None)
     if traj.mixing[f - 1] is None:
         return f"{who} reads only itself"
     heard = listens_to(traj, f - 1, i, head)
-    twice = {t for t in traj.tokens if traj.tokens.count(t) > 1}  # a repeated word goes by its place, as in the matrix
+    counts = Counter(traj.tokens)  # a repeated word goes by its place, as in the matrix
 
     def name(j: int) -> str:
-        return "itself" if j == i else esc(display_token(traj.tokens[j], j if traj.tokens[j] in twice else None))
+        return "itself" if j == i else esc(display_token(traj.tokens[j], j if counts[traj.tokens[j]] > 1 else None))
 
     return f"{who} listened to: " + " · ".join(f"{name(j)} {100 * w:.0f} %" for j, w in heard)
 

@@ -55,15 +55,24 @@ def diffusion_steps(traj: Trajectory) -> list[int]:
     return [k for k, s in enumerate(traj.steps) if s.kind != CONVECTION and traj.mixing[k] is not None]
 
 
+def attention(traj: Trajectory, step: int, head: int | None = None) -> np.ndarray | None:
+    """Sub-step `step`'s mixing matrix [rows, columns]: the mean over its heads, or one head (`head`, the last
+    where the model has fewer); None for a convection sub-step."""
+    m = traj.mixing[step]
+    if m is None:
+        return None
+    return m.mean(0) if head is None else m[min(head, m.shape[0] - 1)]
+
+
 def listens_to(traj: Trajectory, step: int, i: int, head: int | None = None, top: int = 4) -> list[tuple[int, float]]:
     """Whom particle i listens to in sub-step `step`: its `top` largest attention weights, largest first, as
     (particle index, weight), over every particle (itself, [CLS] and [SEP] included: the row of the matrix, which
     sums to 1). `head`: one head, or None for their mean. Empty for a convection sub-step (each particle reads only
     itself) and for a particle that sub-step does not move (the other system of translation.joint's two)."""
-    m = traj.mixing[step]
+    m = attention(traj, step, head)
     if m is None:
         return []
-    row = np.asarray(m.mean(0) if head is None else m[min(head, m.shape[0] - 1)], np.float64)[i]
+    row = np.asarray(m, np.float64)[i]
     order = [j for j in np.argsort(-row, kind="stable")[:top] if row[j] > 0]
     return [(int(j), float(row[j])) for j in order]
 
@@ -415,6 +424,14 @@ def token_similarity_over_depth(states_a: np.ndarray, i: int, states_b: np.ndarr
 
 
 # ---- what the head answers ---------------------------------------------------------------------
+def answers(model, traj: Trajectory, k: int = 5) -> list[list[tuple[str, float]]] | None:
+    """The model's top k guesses (word, probability) where its head answers the sentence (traj.guess_at), at every
+    state: the logit lens; None where the model has no head or the sentence nothing to answer."""
+    if not model.has_head or traj.guess_at is None:
+        return None
+    return model.logit_lens(traj, traj.guess_at, k=k)
+
+
 def guess_said(traj: Trajectory) -> str:
     """What the guesses read at traj.guess_at are for, in words (the app, the lesson and the command line say it
     so): an encoder's [MASK]; a decoder's next word, from the words before it only."""
