@@ -295,6 +295,7 @@ def test_presenter_mode_and_the_lesson(server, page):
     fits(page, "input[aria-label='Sentence']", ".js-plotly-plot", ".js-plotly-plot .updatemenu-button")
     page.get_by_text(f"Lesson 1 of {STEPS}").wait_for()
     shoot(page, "particles_presenter")
+    settle(page)  # the shot's resizes told the app of a new room: it redraws, and a stale copy of Next can linger
     page.get_by_role("button", name="Next").click()
     page.wait_for_function("() => location.search.includes('lesson=2')", timeout=PATIENCE)
     page.wait_for_function(f"() => ({DRAWN})()[0].includes('diffusion')", timeout=PATIENCE)

@@ -405,11 +405,24 @@ def test_play_moves_both_systems_on_the_first_screen(server, browser, size, name
         pg.close()
 
 
-@pytest.mark.parametrize("size, least", [((1920, 1080), 0.45), ((1280, 720), 0.35)])
+BOXES = """() => {  // [left, top, right, bottom] as drawn: the first figure's legend, its plane, each note
+    const g = document.querySelector('.js-plotly-plot');
+    const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    return {legend: box(g.querySelector('.legend')), plane: box(g.querySelector('.draglayer .xy .nsewdrag')),
+            notes: Array.from(g.querySelectorAll('.annotation-text')).map(box)};
+}"""
+
+
+def overlap(a, b) -> bool:
+    return min(a[2], b[2]) - max(a[0], b[0]) > 1 and min(a[3], b[3]) - max(a[1], b[1]) > 1
+
+
+@pytest.mark.parametrize("size, least", [((1920, 1080), 0.45), ((1280, 720), 0.4)])
 def test_presenter_mode_fills_the_screen_as_the_other_pages_do(server, browser, size, least):
     """On a projector the figure reaches the screen's foot with ▶ Play on it; the plane is as tall as the Particles
-    page's at 1920 × 1080 (at 1280 × 720 the translation's line and the legend's second row take 40 px more), a unit
-    of PC1 as long as a unit of PC2 as drawn, its labels at 18 px or more."""
+    page's at 1920 × 1080 (at 1280 × 720 the translation's line takes 40 px more; the legend, beside the plane where
+    the matrix gave way, no longer takes a second row above it: 0.4 of the screen, was 0.35), a unit of PC1 as long
+    as a unit of PC2 as drawn, its labels at 18 px or more."""
     from test_browser import PLANES, SHOTS, fits, no_errors, settle, unit_px
 
     pg = browser.new_page(viewport={"width": size[0], "height": size[1]})
@@ -428,6 +441,13 @@ def test_presenter_mode_fills_the_screen_as_the_other_pages_do(server, browser, 
         sizes = pg.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot .subplot.xy .textpoint "
                             "text')).map(t => parseFloat(getComputedStyle(t).fontSize))")
         assert sizes and min(sizes) >= 18
+        # the legend stands clear of the plane and of the note on who pulls whom: above the plane, or beside it in
+        # the matrix's column where the matrix gave way (then its rows above went to the plane)
+        boxes = pg.evaluate(BOXES)
+        for other in [boxes["plane"], *boxes["notes"]]:
+            assert not overlap(boxes["legend"], other), (boxes["legend"], other)
+        legend, drawn = boxes["legend"], boxes["plane"]
+        assert legend[3] <= drawn[1] + 1 or legend[0] >= drawn[2] - 1, (legend, drawn)
         SHOTS.mkdir(exist_ok=True)
         pg.screenshot(path=str(SHOTS / f"translate-presenter-{size[0]}x{size[1]}.png"))
     finally:

@@ -20,7 +20,8 @@ from .lab import (
     untied_rows,
 )
 from .learning import learning
-from .particles import mixing_heatmap, particles
+from .matrix import mixing_heatmap
+from .particles import particles
 from .race import curves as race_curves
 from .race import differences as race_differences
 from .race import gaps as race_gaps

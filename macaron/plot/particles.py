@@ -1,21 +1,32 @@
 """The particles animation of one trajectory, with who pulls whom, on one clock: the plane of particles (laid out
-once, then drawn frame by frame; compare and slides draw it too) and the mixing matrix beside it. Trajectories and
-macaron.studies.analysis projections in, Plotly figures out. The rhythm of a layer is in rhythm.py, the logit lens
-and attribution in guesses.py.
+once, then drawn frame by frame; compare and slides draw it too) and the mixing matrix beside it (matrix.py).
+Trajectories and macaron.studies.analysis projections in, Plotly figures out. The rhythm of a layer is in rhythm.py,
+the logit lens and attribution in guesses.py.
 """
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import NamedTuple, Sequence
+from typing import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
 from ..network.reading import InputError
-from ..schemes import CONVECTION, CROSS, SUBSTEP_KINDS
-from ..studies.analysis import Projection, attention, listens_to
+from ..schemes import SUBSTEP_KINDS
+from ..studies.analysis import Projection, listens_to
 from ..trajectory import Trajectory
+from .matrix import (
+    largest_block,
+    matrix_axes,
+    matrix_font,
+    matrix_frame,
+    matrix_ticks,
+    matrix_trace,
+    mixing_block,
+    mixing_state,
+    weights,
+)
 from .style import (
     KIND_COLOR,
     KIND_NAME,
@@ -34,7 +45,6 @@ from .style import (
     padded_range,
     place_labels,
     play_controls,
-    short_token,
     token_style,
     true_aspect,
 )
@@ -49,7 +59,6 @@ ARROW_OVER_FONT = 2
 RING = dict(mode="markers", name="focus", hoverinfo="skip", showlegend=False,
             marker=dict(size=PARTICLE_PX + 8, color="rgba(0,0,0,0)", line=dict(width=2, color="#111")))
 MATRIX_SPLIT = 0.64  # the plane's share of the width beside a matrix (the matrix's: 0.26, after a gap of 0.1)
-SCREEN_FONT = 14     # px: the figures' font on a screen (style.FONT); a larger one is a projector's (presenter mode)
 
 
 def arrow_px(font_px: int) -> int:
@@ -128,13 +137,6 @@ def _trail(coords: np.ndarray, f: int, length: int, dims: int) -> list[np.ndarra
     return [_nan_separated([coords[i, :, k] for i in idx]) for k in range(dims)]
 
 
-def _mixing(traj: Trajectory, step: int, head: int | None) -> np.ndarray:
-    m = attention(traj, step, head)
-    if m is None:
-        raise ValueError(f"sub-step {step} ({traj.steps[step].label}) is a convection step: no mixing matrix")
-    return m
-
-
 @dataclass
 class Plane:
     """One particles plane of an animation: every state's positions, the looks and the labels."""
@@ -199,7 +201,7 @@ def listened_most(p: Plane, f: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     if f == 0 or p.traj.mixing[f - 1] is None:
         return None
     idx = np.flatnonzero(p.keep)
-    w = _mixing(p.traj, f - 1, p.head)[np.ix_(idx, idx)].copy()
+    w = weights(p.traj, f - 1, p.head)[np.ix_(idx, idx)].copy()
     np.fill_diagonal(w, -1.0)
     j = w.argmax(1)
     weight = w[np.arange(len(idx)), j]
@@ -343,95 +345,36 @@ def plane_frame(p: Plane, f: int, hover_prefix: str = "") -> list[dict]:
     return out
 
 
-# ---- the mixing matrix, on the animation's clock -----------------------------------------------------
-def _scale(color: str) -> list:
-    """White to a kind's colour, steep at first (attention weights of a few per cent still show),
-    then to a darker shade of it."""
-    dark = "#" + "".join(f"{int(color[i:i + 2], 16) // 2:02x}" for i in (1, 3, 5))
-    return [[0.0, "#ffffff"], [0.04, "#f0f0f0"], [0.3, color], [1.0, dark]]
-
-
-MIXING_SCALE = {kind: _scale(KIND_COLOR[kind]) for kind in SUBSTEP_KINDS}
 SYSTEM_NAMES = (("source", "source sentence"), ("target", "translation"))  # the legend of two systems
+
+
+def legend_names(traj: Trajectory) -> list[str]:
+    """The entries of a particles figure's legend: the trail, each kind of move the trajectory makes, the lines of who
+    pulls whom, and for two systems which mark is which."""
+    present = {s.kind for s in traj.steps}
+    return ["trail", *(KIND_NAME[k] for k in SUBSTEP_KINDS if k in present), "who pulls whom",
+            *(name for _, name in SYSTEM_NAMES if "two_systems" in traj.meta)]
+
+
+def entry_px(name: str, font_px: int) -> float:
+    """A legend entry's width: about 40 px of symbol and gap and half an em a character, as Chromium draws them."""
+    return 40 + 0.5 * font_px * len(name)
 
 
 def legend_room(traj: Trajectory, font_px: int, width: int | tuple[int, int], margin: dict) -> int:
     """Pixels the horizontal legend of two systems needs above its first row: none where its entries fit in one row
-    at the narrowest width the figure may be drawn (each about 40 px of symbol and gap and half an em a character, as
-    Chromium draws them), else a second row, as tall as the font."""
+    at the narrowest width the figure may be drawn (entry_px), else a second row, as tall as the font."""
     if "two_systems" not in traj.meta:
         return 0
-    present = {s.kind for s in traj.steps}
-    names = ["trail", *(KIND_NAME[k] for k in SUBSTEP_KINDS if k in present), "who pulls whom",
-             *(name for _, name in SYSTEM_NAMES)]
-    narrowest = int(np.min(width))
-    fits = sum(40 + 0.5 * font_px * len(n) for n in names) <= narrowest - margin["l"] - margin["r"]
+    fits = sum(entry_px(n, font_px) for n in legend_names(traj)) <= np.min(width) - margin["l"] - margin["r"]
     return 0 if fits else 12 + 2 * font_px
 
 
-class Mixing(NamedTuple):
-    """What the matrix beside the plane shows at a frame: `z` [rows, columns] in whole per cent, its colour scale, a
-    caption, and which particles the rows and the columns are (indices into the trajectory's tokens)."""
-
-    z: np.ndarray
-    scale: list
-    caption: str
-    rows: np.ndarray
-    cols: np.ndarray
-
-
-def mixing_block(traj: Trajectory, f: int) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, columns) of the particles frame f's sub-step mixes: all of one system; of two (translation.joint), the
-    moving system's rows over the columns of the system it listens to: the source's own during the encoder (and the
-    embedding), the translation's for the decoder's self-attention and FFN, the source's for its cross-attention."""
-    every = np.arange(len(traj.tokens))
-    two = traj.meta.get("two_systems")
-    step = traj.steps[f - 1] if f else None
-    if not two:
-        if step is not None and step.kind == CROSS:
-            raise ValueError("a cross-attention matrix reads the source's particles, which a decoder's trajectory "
-                             "alone does not hold: draw both systems, translation.joint")
-        return every, every
-    source, target = every[:two["source"]], every[two["source"]:]
-    if f <= two["encoder_steps"]:
-        return source, source
-    return target, source if step.kind == CROSS else target
-
-
-def mixing_state(traj: Trajectory, f: int, head: int | None) -> Mixing:
-    """The matrix of the sub-step that produced state f, over its block (mixing_block): its mixing matrix, the
-    identity for convection (each particle reads only itself), blank for the embedding. Per cent as bytes keep 19
-    frames of a 32 × 32 matrix small for the browser."""
-    rows, cols = mixing_block(traj, f)
-    if f == 0:
-        return Mixing(np.zeros((len(rows), len(cols)), np.uint8), _scale("#ffffff"), "embedding: no sub-step yet",
-                      rows, cols)
-    kind, m = traj.steps[f - 1].kind, traj.mixing[f - 1]
-    if m is None:
-        return Mixing(np.eye(len(rows), dtype=np.uint8) * 100, MIXING_SCALE[CONVECTION], f"{KIND_NAME[kind]}: identity",
-                      rows, cols)
-    which = f"mean of {m.shape[0]} heads" if head is None or m.shape[0] == 1 else f"head {head + 1}"
-    w = np.asarray(_mixing(traj, f - 1, head), np.float64)[np.ix_(rows, cols)]
-    return Mixing(np.rint(100 * w).astype(np.uint8), MIXING_SCALE[kind], f"{KIND_NAME[kind]}: {which}", rows, cols)
-
-
-def _names(traj: Trajectory) -> list[str]:
-    return [esc(display_token(t, i)) for i, t in enumerate(traj.tokens)]  # unique: categories of both axes
-
-
-def _mixing_trace(traj: Trajectory, f: int, head: int | None, axes=("x2", "y2")) -> dict:
-    return dict(_mixing_frame(traj, f, head, names=True), zmin=0, zmax=100, showscale=False, xgap=0.5, ygap=0.5,
-                hovertemplate="%{y} listens to %{x}: %{z}%<extra></extra>", xaxis=axes[0], yaxis=axes[1])
-
-
-def _mixing_frame(traj: Trajectory, f: int, head: int | None, names: bool = False) -> dict:
-    """The matrix of frame f; with its rows' and columns' names where they are new (the first frame, and every frame
-    of two systems, whose block changes), so that a frame of one system sends only its numbers."""
-    z, scale, _, rows, cols = mixing_state(traj, f, head)
-    if not (names or "two_systems" in traj.meta):
-        return dict(type="heatmap", z=z, colorscale=scale)
-    every = _names(traj)
-    return dict(type="heatmap", z=z, x=[every[i] for i in cols], y=[every[i] for i in rows], colorscale=scale)
+def legend_aside(traj: Trajectory, font_px: int, width: int | tuple[int, int], margin: dict) -> float:
+    """The plane's share of the width when the legend stands in a column at its right (where a matrix that gave way
+    would be): the widest entry and a gap of 20 px, at the narrowest width the figure may be drawn."""
+    room = np.min(width) - margin["l"] - margin["r"]
+    return 1.0 - (max(entry_px(n, font_px - 1) for n in legend_names(traj)) + 20) / room
 
 
 def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int = 4, labels: str = "auto",
@@ -458,25 +401,28 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
                          f"{len(traj.tokens) - 1}, traj.tokens.index(word) finds one)")
     three = np.shape(proj.coords)[-1] == 3
     margin = dict(l=60, r=12, t=86 + 3 * (font_size - 14), b=104)  # the title and the legend grow with the font
-    margin["t"] += legend_room(traj, font_size, width, margin)
-    plot_h = height - margin["t"] - margin["b"]
+    rows = legend_room(traj, font_size, width, margin)
+    plot_h = height - margin["t"] - rows - margin["b"]
     attends = any(m is not None for m in traj.mixing)
     beside = (plot_widths(width, margin, 0.9 - MATRIX_SPLIT)[0], plot_h)  # the matrix's room, in px
     names_px = matrix_font(traj, *beside, font_size)
-    mixing = attends and names_px is not None  # on a projector a matrix too small to read gives way to the plane
-    split = MATRIX_SPLIT if mixing else 1.0
+    mixing = attends and names_px is not None  # on a projector a matrix too small to read gives way to the plane,
+    aside = attends and not mixing  # and the legend takes the matrix's column: its rows above go to the plane
+    margin["t"] += 0 if aside else rows
+    plot_h += rows if aside else 0
+    split = MATRIX_SPLIT if mixing else legend_aside(traj, font_size, width, margin) if aside else 1.0
     p = plane(traj, proj, trail=trail, labels=labels, font_px=font_size, head=head,
               size_px=(plot_widths(width, margin, split), plot_h), ranges=ranges)
     ringed = focus is not None and not three
     data = plane_traces(p, start) + ([dict(ring(p, start, focus), **RING)] if ringed else [])
     if mixing:
-        data.append(_mixing_trace(traj, start, head))
+        data.append(matrix_trace(traj, start, head))
 
     def annotations(f: int) -> list[dict]:
         if not attends:
             return []
         said = (f" (row listens to column)<br>{esc(mixing_state(traj, f, head).caption)}" if mixing else
-                f": the dotted lines<br>(its matrix of {_largest_block(traj)} words does not fit at this size)")
+                f": the dotted lines<br>(its matrix of {largest_block(traj)} words does not fit at this size)")
         heard = heard_said(traj, f, focus, head)
         said += f"<br>{heard}" if heard else ""
         return [dict(text=f"<b>who pulls whom</b>{said}", x=1.0, y=1.0, xref="paper", yref="paper", xanchor="right",
@@ -487,20 +433,21 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
                                        if guesses else "")
 
     blocks = mixing and "two_systems" in traj.meta  # each frame its own block: its names and range
-    shown = blocks and _largest_block(traj) <= 40
+    shown = blocks and largest_block(traj) <= 40
     frames = [dict(name=str(f), traces=list(range(len(data))),
                    data=plane_frame(p, f) + ([ring(p, f, focus)] if ringed else [])
-                   + ([_mixing_frame(traj, f, head)] if mixing else []),
+                   + ([matrix_frame(traj, f, head)] if mixing else []),
                    layout=dict(title=dict(text=titled(f)), annotations=annotations(f),
-                               **(_matrix_ticks(traj, f, shown) if blocks else {})))
+                               **(matrix_ticks(traj, f, shown) if blocks else {})))
               for f in range(S)]
     layout = base_layout(height, title=dict(text=titled(start), x=0.0, xanchor="left", xref="paper",
                                             y=1.0 - 12 / height, yref="container", yanchor="top",
                                             font=dict(size=font_size + 3)),
                          font=dict(base_layout(0)["font"], size=font_size), margin=margin, uirevision="particles",
                          annotations=annotations(start))
-    layout["legend"] = dict(orientation="h", x=0.0, xanchor="left", y=1.0 + 30 / plot_h, yanchor="bottom",
-                            font=dict(size=font_size - 1), itemsizing="constant")
+    where = (dict(orientation="v", x=1.0, xanchor="right", y=1.0, yanchor="top", tracegroupgap=0) if aside else
+             dict(orientation="h", x=0.0, xanchor="left", y=1.0 + 30 / plot_h, yanchor="bottom"))
+    layout["legend"] = dict(where, font=dict(size=font_size - 1), itemsizing="constant")
     if three:
 
         def axis(k):
@@ -517,80 +464,10 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
         layout["yaxis"] = dict(title=dict(text=axis_title(1, proj.explained)), range=p.ranges[1], autorange=False,
                                zeroline=False, **true_aspect("x"))
     if mixing:
-        layout.update(_matrix_axes(traj, plot_h, split, names_px, start))
+        layout.update(matrix_axes(traj, plot_h, split, names_px, start))
     # slider ticks at the layer boundaries, on the title's clock; the full sub-step is the title
     h, two = traj.meta.get("step", 1.0), traj.meta.get("two_systems")
     ticks = [slider_label(t, h, two and two["encoder_layers"]) for t in traj.times]
     layout.update(play_controls([str(f) for f in range(S)], ticks, start, plot_h,
                                 font_size=font_size))
     return figure(data, layout, frames)
-
-
-def _names_room(traj: Trajectory, px: float) -> float:
-    """Pixels the matrix's column names take, upright under it (none beyond 40 names: hover names them)."""
-    return (0.62 * px * max(len(short_token(t)) for t in traj.tokens) + 8) if _largest_block(traj) <= 40 else 0
-
-
-def _fits(traj: Trajectory, width_px: float, height_px: float, px: int) -> float:
-    """How many rows and columns named in `px` a matrix `width_px` × `height_px` has room for (a row 4/3 of a name's
-    size; the column names upright under it)."""
-    return 0.75 * min(width_px, height_px - _names_room(traj, px)) / px
-
-
-def matrix_font(traj: Trajectory, width_px: float, height_px: float, font_size: int) -> int | None:
-    """The size of the matrix's row and column names beside a plot `width_px` × `height_px`: on a screen as large as
-    a row and a column of the largest block leave room for, 8 px to 2 px under the labels' font; on a projector (a
-    font above SCREEN_FONT) the particles' label size itself, or None where the matrix has no room for names that
-    large: it gives way to the plane."""
-    n = _largest_block(traj)
-    if font_size <= SCREEN_FONT:
-        return int(np.clip(0.75 * min(width_px, height_px) / n, 8, font_size - 2))
-    return font_size if _fits(traj, width_px, height_px, font_size) >= n else None
-
-
-def _matrix_axes(traj: Trajectory, height_px: float, split: float, px: int, f: int) -> dict:
-    """The matrix's axes beside the plane: rows and columns named by their tokens (mixing_block's; up to 40, beyond,
-    hover names them) in `px` (matrix_font), the names of the columns upright under the matrix."""
-    n = _largest_block(traj)
-    room = _names_room(traj, px)  # upright names, px
-    axes = _matrix_ticks(traj, f, n <= 40)
-    look = dict(showgrid=False, zeroline=False, tickfont=dict(size=px))
-    axes["xaxis2"].update(look, domain=[split + 0.1, 1.0], anchor="y2", tickangle=-90)
-    axes["yaxis2"].update(look, domain=[min(0.4, room / height_px), 1.0], anchor="x2")
-    return axes
-
-
-def _largest_block(traj: Trajectory) -> int:
-    return max(len(part) for f in range(traj.n_steps + 1) for part in mixing_block(traj, f))
-
-
-def _matrix_ticks(traj: Trajectory, f: int, shown: bool) -> dict:
-    """The names of the rows and columns of frame f's matrix (`shown`: none where a block has more than 40 tokens,
-    hover names them), the first row on top."""
-    names, short = _names(traj), [esc(short_token(t)) for t in traj.tokens]
-    rows, cols = mixing_block(traj, f)
-
-    def ticks(which, span):  # the range too: an axis of categories keeps the first frame's count otherwise
-        return dict(tickmode="array", tickvals=[names[i] for i in which] if shown else [],
-                    ticktext=[short[i] for i in which], range=span, autorange=False)
-
-    return dict(xaxis2=ticks(cols, [-0.5, len(cols) - 0.5]), yaxis2=ticks(rows, [len(rows) - 0.5, -0.5]))
-
-
-def mixing_heatmap(traj: Trajectory, step: int, head: int | None = None, height: int | None = None) -> go.Figure:
-    """Row i = how particle i spreads its attention over the particles j (each row sums to 100 %)."""
-    _mixing(traj, step, head)  # a convection step has no mixing matrix: say so
-    trace = _mixing_trace(traj, step + 1, head, ("x", "y"))
-    trace.update(showscale=True, colorbar=dict(title=dict(text="weight"), ticksuffix="%", thickness=14))
-    T = len(trace["y"])
-    ticks = _matrix_ticks(traj, step + 1, _largest_block(traj) <= 40)["xaxis2"]
-    layout = base_layout(height or int(min(760, max(380, 18 * T + 170))),
-                         title=dict(text=f"Who pulls whom · {esc(traj.steps[step].label.split(' · ')[0])} · "
-                                         f"{esc(mixing_state(traj, step + 1, head).caption)}", x=0,
-                                    font=dict(size=15)),
-                         xaxis=dict(ticks, title=dict(text="listens to … (key j)"), side="bottom",
-                                    tickangle=-90 if len(trace["x"]) > 12 else -50),
-                         yaxis=dict(title=dict(text="particle i (query)"), autorange="reversed",
-                                    tickfont=dict(size=11 if T > 20 else 13)),
-                         margin=dict(l=110, r=20, t=50, b=110))
-    return figure([trace], layout)

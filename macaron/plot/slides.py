@@ -15,7 +15,8 @@ import numpy as np
 from ..schemes import KINDS
 from ..studies.analysis import Projection
 from ..trajectory import Trajectory
-from .particles import clock, kinds_of, listened_most, mixing_state, plane, pull_lines
+from .matrix import mixing_state
+from .particles import clock, kinds_of, listened_most, plane, pull_lines
 from .style import (
     KIND_COLOR,
     KIND_NAME,
