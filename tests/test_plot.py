@@ -362,7 +362,7 @@ def test_each_frames_title_names_the_guess_given_for_its_state(synthetic):
     stays visible); none asked, none said."""
     traj = synthetic("macaron")
     proj = analysis.project(traj)
-    guesses = [(f"w{f}", f / 100) for f in range(len(traj.labels))]
+    guesses = [[(f"w{f}", f / 100), ("other", 0.0)] for f in range(len(traj.labels))]
     fig = plot.particles(traj, proj, guesses=guesses, start=2).to_dict()
     for f, frame in enumerate(fig["frames"]):
         assert frame["layout"]["title"]["text"].endswith(f"  ·  guess: “w{f}” {f} %")

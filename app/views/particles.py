@@ -144,7 +144,7 @@ def animation(traj, model, picked, stages, sent, frame: int, head_sel: str, focu
     else:
         proj, _ = cache.stage_frame(stages, picked[1], sent, 3 if dim == "3D" else 2, normalised, hide_special)
         fig = plot.particles(traj, proj, start=frame, trail=trail, labels=label_mode, head=head, focus=focus,
-                             guesses=lens and [top[0] for top in lens], **size)  # each title: its state's guess
+                             guesses=lens, **size)  # each title: its state's first guess
         shown = traj
     st.plotly_chart(fig, key="p_anim", config=dict(displaylogo=False, toImageButtonOptions=dict(scale=2)), theme=None)
     st.segmented_control("Show the states", list(VIEWS), key="p_norm", format_func=VIEWS.get, required=True,

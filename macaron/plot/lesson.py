@@ -185,13 +185,12 @@ def particles_panel(ms: Models, folder: Path, text: str, view: dict, step: lesso
     start = int(view.get("frame", 0))
     focus = named(traj.tokens, view.get("focus"))  # as the app's picker
     model = ms.model(folder, chosen if len(stages) > 1 else None)
-    lens = analysis.answers(model, traj)
-    guesses = lens and [top[0] for top in lens]  # each title: its state's guess
-    fig = particles(traj, proj, start=min(start, len(traj.labels) - 1), trail=int(view.get("trail", 4)),
-                    height=HEIGHT, width=WIDTH, font_size=font_size, focus=focus, guesses=guesses)
+    lens = analysis.answers(model, traj)  # each title: its state's first guess
+    drawn = dict(trail=int(view.get("trail", 4)), height=HEIGHT, width=WIDTH, font_size=font_size, focus=focus,
+                 guesses=lens)  # the animation and its printed still alike
+    fig = particles(traj, proj, start=min(start, len(traj.labels) - 1), **drawn)
     f = _frame(step.print_at, len(traj.labels))
-    still = particles(traj, proj, start=f, trail=int(view.get("trail", 4)), height=HEIGHT, width=WIDTH,
-                      font_size=font_size, focus=focus, guesses=guesses)
+    still = particles(traj, proj, start=f, **drawn)
     seen = analysis.share_in_view(traj, proj, True)
     caption = (f"{html.escape(model_label(model))} · {len(traj.tokens)} particles · {traj.n_steps} sub-steps · "
                f"PC1 and PC2 explain {proj.explained[:2].sum():.0%} of the variance of all states"

@@ -380,7 +380,7 @@ def legend_aside(traj: Trajectory, font_px: int, width: int | tuple[int, int], m
 def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int = 4, labels: str = "auto",
               head: int | None = None, height: int = 500, width: int | tuple[int, int] = (660, 1560),
               font_size: int = 14, ranges: list | None = None, focus: int | None = None,
-              guesses: Sequence[tuple[str, float]] | None = None) -> go.Figure:
+              guesses: Sequence[Sequence[tuple[str, float]]] | None = None) -> go.Figure:
     """The particles animation, one frame per recorded state in one fixed PCA frame, and beside it the mixing matrix
     of the same sub-step: an AnimatedFigure, whose frames are in `raw_frames` (plain dicts that `to_dict`, `to_html`
     and `plot.to_html` include; `frames` stays empty).
@@ -393,7 +393,8 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     attention head, or None for their mean; `ranges`: fixed axis ranges (default: around this trajectory's
     coordinates), e.g. one range for a sentence at every stage of training; `focus`: a particle (index into
     traj.tokens) ringed in 2-D, whose weights each frame spells out above the plot (heard_said); `guesses`: per state
-    the model's top guess (word, probability: model.logit_lens(...)[f][0]), named in each frame's title."""
+    the model's guesses, most likely first (word, probability: analysis.answers), the first named in each frame's
+    title."""
     S = len(traj.labels)
     start = int(np.clip(start, 0, S - 1))
     if focus is not None and not 0 <= focus < len(traj.tokens):
@@ -402,14 +403,13 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
     three = np.shape(proj.coords)[-1] == 3
     margin = dict(l=60, r=12, t=86 + 3 * (font_size - 14), b=104)  # the title and the legend grow with the font
     rows = legend_room(traj, font_size, width, margin)
-    plot_h = height - margin["t"] - rows - margin["b"]
     attends = any(m is not None for m in traj.mixing)
-    beside = (plot_widths(width, margin, 0.9 - MATRIX_SPLIT)[0], plot_h)  # the matrix's room, in px
+    beside = (plot_widths(width, margin, 0.9 - MATRIX_SPLIT)[0], height - margin["t"] - rows - margin["b"])  # px
     names_px = matrix_font(traj, *beside, font_size)
     mixing = attends and names_px is not None  # on a projector a matrix too small to read gives way to the plane,
     aside = attends and not mixing  # and the legend takes the matrix's column: its rows above go to the plane
     margin["t"] += 0 if aside else rows
-    plot_h += rows if aside else 0
+    plot_h = height - margin["t"] - margin["b"]
     split = MATRIX_SPLIT if mixing else legend_aside(traj, font_size, width, margin) if aside else 1.0
     p = plane(traj, proj, trail=trail, labels=labels, font_px=font_size, head=head,
               size_px=(plot_widths(width, margin, split), plot_h), ranges=ranges)
@@ -429,8 +429,10 @@ def particles(traj: Trajectory, proj: Projection, *, start: int = 0, trail: int 
                      align="right", yanchor="bottom", showarrow=False, font=dict(size=font_size - 2))]  # in the figure
 
     def titled(f: int) -> str:  # the frame's title, with what the model would guess from that state
-        return frame_title(traj, f) + (f"  ·  guess: “{esc(guesses[f][0])}” {100 * guesses[f][1]:.0f} %"
-                                       if guesses else "")
+        if not guesses:
+            return frame_title(traj, f)
+        word, p = guesses[f][0]
+        return frame_title(traj, f) + f"  ·  guess: “{esc(word)}” {100 * p:.0f} %"
 
     blocks = mixing and "two_systems" in traj.meta  # each frame its own block: its names and range
     shown = blocks and largest_block(traj) <= 40
